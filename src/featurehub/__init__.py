@@ -1,0 +1,1 @@
+"""featurehub: feature manager, administration and interface-configuration services."""

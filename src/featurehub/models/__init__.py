@@ -1,0 +1,1 @@
+"""Pydantic models generated from openapi/ by codegen/generate.py. Do not edit."""
