@@ -1,0 +1,3 @@
+from featurehub.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy 2 tables, engine and unit of work, alembic migrations."""

@@ -1,0 +1,3 @@
+"""Imports every table module so that Base.metadata is complete (alembic, tests)."""
+
+from featurehub.db import access, platform  # noqa: F401

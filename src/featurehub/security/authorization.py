@@ -1,0 +1,239 @@
+"""Request authorisation the reference's way: the caller's role, or a role below it, must hold
+the resource access `path@VERB` of the microservice in the caller's project."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from connexion.resolver import Resolution, Resolver
+from flask import g, request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from featurehub.db.platform import (
+    ALWAYS_GRANTED,
+    Account,
+    OAuthClient,
+    Project,
+    ProjectUser,
+    ResourceAccess,
+    Role,
+    RoleResource,
+)
+from featurehub.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from featurehub.runtime import current_runtime, db_session
+from featurehub.services.endpoints import Endpoint
+
+
+@dataclass(frozen=True)
+class Caller:
+    project_id: int
+    project: str
+    role: str
+    email: str | None  # None for anonymous callers and machine clients
+    user_id: int | None
+    client_id: str | None
+    microservice: str
+
+    @property
+    def authenticated(self) -> bool:
+        return self.email is not None or self.client_id is not None
+
+
+def current_caller() -> Caller:
+    return g.caller
+
+
+def role_chain(session: Session, project_id: int, role_name: str) -> list[Role]:
+    """The role and every role below it, down to PUBLIC."""
+    roles = {role.id: role for role in session.scalars(
+        select(Role).where(Role.project_id == project_id))}
+    by_name = {role.name: role for role in roles.values()}
+    role = by_name.get(role_name)
+    chain: list[Role] = []
+    while role is not None and role not in chain:
+        chain.append(role)
+        role = roles.get(role.parent_id) if role.parent_id is not None else None
+    return chain
+
+
+def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
+               resource: str, verb: str) -> bool:
+    if role in ALWAYS_GRANTED:
+        return True
+    chain = [r.id for r in role_chain(session, project_id, role)]
+    if not chain:
+        return False
+    granted = session.scalars(
+        select(RoleResource.role_id)
+        .join(ResourceAccess, ResourceAccess.id == RoleResource.resource_access_id)
+        .where(
+            ResourceAccess.project_id == project_id,
+            ResourceAccess.microservice == microservice,
+            ResourceAccess.resource == resource,
+            ResourceAccess.verb == verb,
+            RoleResource.role_id.in_(chain),
+        )
+        .limit(1)
+    ).first()
+    return granted is not None
+
+
+def bearer_present(token: str) -> dict[str, str]:
+    """Connexion's security check: a bearer token is there. It is verified, against the
+    database, when the operation is authorised (a signature alone says nothing of the role
+    the caller holds now)."""
+    return {"token": token}
+
+
+def _bearer_token() -> str | None:
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("The Authorization header must be 'Bearer <token>'.")
+    return token.strip()
+
+
+def _requested_scope() -> str | None:
+    scope = request.args.get("scope") or request.headers.get("scope")
+    return scope or None
+
+
+def _project(session: Session, name: str) -> Project:
+    project = session.scalars(select(Project).where(Project.name == name)).first()
+    if project is None:
+        raise NotFound(f"Project '{name}' does not exist.")
+    return project
+
+
+def identify_caller(session: Session, microservice: str) -> Caller:
+    """Who is calling, in which project, with which role (as stored now, not as when the
+    token was issued: role changes and deactivations apply to the next request)."""
+    token = _bearer_token()
+    scope = _requested_scope()
+    if token is None:
+        if scope is None:
+            return Caller(0, "", "PUBLIC", None, None, None, microservice)
+        project = _project(session, scope)
+        return Caller(project.id, project.name, "PUBLIC", None, None, None, microservice)
+
+    claims = current_runtime().keys.verify(token)
+    project_name = claims.tenant
+    if claims.kind == "client":
+        client = session.scalars(select(OAuthClient).where(
+            OAuthClient.client_id == claims.subject)).first()
+        if client is None:
+            raise Unauthenticated("The token's client no longer exists.")
+        project = session.get(Project, client.project_id)
+        assert project is not None
+        if scope is not None and scope != project.name:
+            raise Forbidden(f"This token belongs to project '{project.name}', not '{scope}'.")
+        return Caller(project.id, project.name, client.role_name, None, None, client.client_id,
+                      microservice)
+
+    account = session.scalars(select(Account).where(Account.email == claims.subject)).first()
+    if account is None:
+        raise Unauthenticated("The token's account no longer exists.")
+    if scope is not None and scope != project_name:
+        if not account.instance_admin:
+            raise Forbidden(f"This token belongs to project '{project_name}', not '{scope}'.")
+        project_name = scope
+    project = _project(session, project_name)
+    member = session.scalars(select(ProjectUser).where(
+        ProjectUser.project_id == project.id, ProjectUser.email == account.email)).first()
+    if account.instance_admin:
+        return Caller(project.id, project.name, "INSTANCE_ADMIN", account.email,
+                      member.id if member else None, None, microservice)
+    if member is None or member.status != "ACCESS_GRANTED":
+        raise Unauthenticated("The token's user has no granted access to this project anymore.")
+    return Caller(project.id, project.name, member.role.name, account.email, member.id, None,
+                  microservice)
+
+
+def authorize(endpoint: Endpoint) -> Caller:
+    session = db_session()
+    caller = identify_caller(session, endpoint.microservice)
+    if caller.project_id == 0:
+        raise InvalidInput(
+            "Name the project with the 'scope' query parameter or header, or send a token.")
+    if not is_granted(session, project_id=caller.project_id, role=caller.role,
+                      microservice=endpoint.microservice, resource=endpoint.resource,
+                      verb=endpoint.verb):
+        if not caller.authenticated:
+            raise Unauthenticated(f"{endpoint.key} needs an access token.")
+        raise Forbidden(f"Role {caller.role} does not hold the access {endpoint.key}.")
+    # The authorisation queries ran in their own short transaction.
+    session.rollback()
+    g.caller = caller
+    return caller
+
+
+class PackageResolver(Resolver):
+    """Resolves an operationId to the function of that name in a handler package."""
+
+    def __init__(self, package: str) -> None:
+        super().__init__()
+        self.package = package
+
+    def function(self, operation: Any) -> Callable[..., Any]:
+        return getattr(import_module(self.package), operation.operation_id)
+
+    def resolve(self, operation: Any) -> Resolution:
+        return Resolution(_json_by_default(self.function(operation)), operation.operation_id)
+
+
+class AuthorizingResolver(PackageResolver):
+    """A PackageResolver whose functions authorise every call first."""
+
+    def __init__(self, package: str, microservice: str) -> None:
+        super().__init__(package)
+        self.microservice = microservice
+
+    def resolve(self, operation: Any) -> Resolution:
+        operation_id = operation.operation_id
+        function = self.function(operation)
+        raw = operation._operation
+        tags = raw.get("tags") or [self.microservice]
+        endpoint = Endpoint(
+            microservice=self.microservice, controller=tags[0], resource=operation.path,
+            verb=operation.method.upper(), default_role=raw["x-default-role"],
+            description=raw.get("summary"), operation_id=operation_id,
+        )
+        return Resolution(_json_by_default(_authorized(function, endpoint)), operation_id)
+
+
+def _authorized(function: Callable[..., Any], endpoint: Endpoint) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        authorize(endpoint)
+        return function(*args, **kwargs)
+
+    handler.endpoint = endpoint  # type: ignore[attr-defined]
+    return handler
+
+
+def _json_by_default(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Operations declare problem+json beside JSON, so connexion cannot guess which content type
+    a handler's plain dict or list is: it is JSON unless the handler says otherwise."""
+
+    @functools.wraps(function)
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        if isinstance(result, tuple):
+            body, status, *rest = result
+            headers = dict(rest[0]) if rest else {}
+        elif isinstance(result, (dict, list)) or result is None:
+            body, status, headers = result, 200, {}
+        else:
+            return result
+        if isinstance(body, (dict, list)) and not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = "application/json"
+        return body, status, headers
+
+    return handler

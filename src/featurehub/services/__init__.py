@@ -1,0 +1,1 @@
+"""Use cases. Nothing here knows about HTTP."""

@@ -1,0 +1,1 @@
+"""Interface configuration use cases (rs-access)."""

@@ -1,0 +1,85 @@
+"""Configuration, read once from the environment (FEATUREHUB_*) into an immutable object."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MICROSERVICES = ("rs-authentication", "rs-access", "rs-fem", "rs-admin")
+
+
+def _bool(value: str | None, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str = f"sqlite:///{REPO_ROOT / 'var' / 'featurehub.db'}"
+    host: str = "127.0.0.1"
+    port: int = 9000
+    openapi_dir: Path = REPO_ROOT / "openapi"
+    bootstrap_project: str = "demo"
+    bootstrap_admin_email: str = "admin@featurehub.local"
+    bootstrap_admin_password: str | None = None
+    token_ttl_seconds: int = 3600
+    jwt_private_key_file: Path | None = None
+    token_issuer: str = "featurehub"
+    # Validate our own answers against the contract (on in tests; costs time in production).
+    validate_responses: bool = False
+    # Run the feature worker and schedulers inside the API process (the embedded default).
+    embedded_worker: bool = True
+    models_dir: Path | None = None
+    storage_settings_file: Path | None = None
+    smtp_url: str | None = None
+    amqp_url: str | None = None
+    load_toponyms: bool = True
+    # Microservices served by this process; `direct` serves one of them at the root path.
+    services: tuple[str, ...] = MICROSERVICES
+    direct: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        get = env.get
+        values: dict[str, object] = {}
+        if get("FEATUREHUB_DATABASE_URL"):
+            values["database_url"] = get("FEATUREHUB_DATABASE_URL")
+        if get("FEATUREHUB_HOST"):
+            values["host"] = get("FEATUREHUB_HOST")
+        if get("FEATUREHUB_PORT"):
+            values["port"] = int(get("FEATUREHUB_PORT", "9000"))
+        if get("FEATUREHUB_BOOTSTRAP_PROJECT"):
+            values["bootstrap_project"] = get("FEATUREHUB_BOOTSTRAP_PROJECT")
+        if get("FEATUREHUB_BOOTSTRAP_ADMIN_EMAIL"):
+            values["bootstrap_admin_email"] = get("FEATUREHUB_BOOTSTRAP_ADMIN_EMAIL")
+        if get("FEATUREHUB_BOOTSTRAP_ADMIN_PASSWORD"):
+            values["bootstrap_admin_password"] = get("FEATUREHUB_BOOTSTRAP_ADMIN_PASSWORD")
+        if get("FEATUREHUB_TOKEN_TTL"):
+            values["token_ttl_seconds"] = int(get("FEATUREHUB_TOKEN_TTL", "3600"))
+        if get("FEATUREHUB_JWT_PRIVATE_KEY_FILE"):
+            values["jwt_private_key_file"] = Path(get("FEATUREHUB_JWT_PRIVATE_KEY_FILE", ""))
+        if get("FEATUREHUB_MODELS_DIR"):
+            values["models_dir"] = Path(get("FEATUREHUB_MODELS_DIR", ""))
+        if get("FEATUREHUB_STORAGE_SETTINGS_FILE"):
+            values["storage_settings_file"] = Path(get("FEATUREHUB_STORAGE_SETTINGS_FILE", ""))
+        if get("FEATUREHUB_SMTP_URL"):
+            values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
+        if get("FEATUREHUB_AMQP_URL"):
+            values["amqp_url"] = get("FEATUREHUB_AMQP_URL")
+        values["validate_responses"] = _bool(get("FEATUREHUB_VALIDATE_RESPONSES"), False)
+        values["embedded_worker"] = _bool(get("FEATUREHUB_EMBEDDED_WORKER"), True)
+        values["load_toponyms"] = _bool(get("FEATUREHUB_LOAD_TOPONYMS"), True)
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+    def with_(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
