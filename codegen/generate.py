@@ -50,7 +50,7 @@ def main() -> int:
     specs = sorted(SPECS.glob("*.yaml"))
     for spec in specs:
         validate_spec(spec)
-    services = [spec for spec in specs if spec.name != "common.yaml"]
+    services = specs
 
     stale: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,6 +32,8 @@ def contract_endpoints(openapi_dir: Path, microservice: str) -> tuple[Endpoint, 
     document = yaml.safe_load((openapi_dir / f"{microservice}.yaml").read_text())
     endpoints = []
     for path, item in document.get("paths", {}).items():
+        if "$ref" in item:
+            item = _path_item(openapi_dir, item["$ref"])
         for verb in HTTP_VERBS:
             operation = item.get(verb)
             if operation is None:
@@ -47,6 +49,15 @@ def contract_endpoints(openapi_dir: Path, microservice: str) -> tuple[Endpoint, 
                 operation_id=operation["operationId"],
             ))
     return tuple(endpoints)
+
+
+def _path_item(openapi_dir: Path, reference: str) -> dict:
+    """A path item included from another document (`common.yaml#/paths/~1settings`)."""
+    filename, _, pointer = reference.partition("#")
+    node = yaml.safe_load((openapi_dir / filename).read_text())
+    for token in pointer.strip("/").split("/"):
+        node = node[token.replace("~1", "/").replace("~0", "~")]
+    return node
 
 
 def all_endpoints(openapi_dir: Path, microservices: tuple[str, ...]) -> dict[str, tuple[Endpoint, ...]]:
