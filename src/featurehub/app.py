@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from connexion import FlaskApp
+from connexion.middleware import MiddlewarePosition
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from featurehub import errors
@@ -14,7 +15,8 @@ from featurehub.runtime import Runtime, close_db_session
 from featurehub.security.authorization import AuthorizingResolver, PackageResolver
 from featurehub.security.tokens import KeyRing
 from featurehub.services import hooks, projects
-from featurehub.services.endpoints import all_endpoints
+from featurehub.middleware import DocumentedMethods
+from featurehub.services.endpoints import all_endpoints, contract_endpoints
 from featurehub.settings import MICROSERVICES, Settings
 from featurehub.validation import validator_map
 
@@ -57,11 +59,13 @@ def create_app(settings: Settings | None = None, *, start_workers: bool | None =
 
     app = FlaskApp(__name__, specification_dir=str(settings.openapi_dir))
     services = (settings.direct,) if settings.direct else settings.services
+    routes = []
     for microservice in services:
         if not (settings.openapi_dir / f"{microservice}.yaml").exists():
             continue
         package = "featurehub.api." + microservice.replace("-", "_")
         base_path = "" if settings.direct else f"/{microservice}/api/v1"
+        routes.append((base_path, contract_endpoints(settings.openapi_dir, microservice)))
         app.add_api(
             f"{microservice}.yaml",
             base_path=base_path,
@@ -72,6 +76,8 @@ def create_app(settings: Settings | None = None, *, start_workers: bool | None =
             validate_responses=settings.validate_responses,
             validator_map=validator_map(),
         )
+    app.add_middleware(DocumentedMethods, position=MiddlewarePosition.BEFORE_EXCEPTION,
+                       routes=routes)
     app.add_error_handler(errors.DomainError, errors.handle_domain_error)
     app.add_error_handler(IntegrityError, errors.handle_integrity_error)
     app.add_error_handler(OperationalError, errors.handle_operational_error)

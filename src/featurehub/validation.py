@@ -8,6 +8,7 @@ compiled validator is kept for the life of the operation.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -64,6 +65,15 @@ def _error_path(error: Any) -> str:
 
 class FastJSONRequestBodyValidator(JSONRequestBodyValidator):
     """Same contract as connexion's validator, same problem answers, compiled once."""
+
+    async def _parse(self, stream: Any, scope: Any) -> Any:
+        body = b"".join([message async for message in stream])
+        if not body:
+            return None
+        try:
+            return json.loads(body)
+        except ValueError as error:  # invalid JSON or not UTF-8/16/32 text
+            raise BadRequestProblem(detail=f"The body is not valid JSON: {error}") from error
 
     def _validate(self, body: Any) -> dict | None:
         if not self._nullable and body is None:

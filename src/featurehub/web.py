@@ -38,8 +38,9 @@ class PageRequest:
         orders: list[tuple[str, bool]] = []
         for criterion in sort or ():
             for part in criterion.split(","):
-                if part.lower() in ("asc", "desc") and orders:
-                    orders[-1] = (orders[-1][0], part.lower() == "asc")
+                if part.lower() in ("asc", "desc"):
+                    if orders:
+                        orders[-1] = (orders[-1][0], part.lower() == "asc")
                 elif part:
                     orders.append((part, True))
         return cls(page or 0, size or default_size, tuple(orders))

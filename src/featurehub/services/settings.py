@@ -65,6 +65,7 @@ def _stored(session: Session, project_id: int, microservice: str) -> dict[str, S
 def list_settings(session: Session, *, project_id: int, microservice: str,
                   names: list[str] | None = None) -> list[Setting]:
     definitions = DEFINITIONS.get(microservice, {})
+    names = [name for name in names or () if name]
     wanted = [_definition(microservice, n) for n in names] if names else list(definitions.values())
     stored = _stored(session, project_id, microservice)
     return [

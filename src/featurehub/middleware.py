@@ -1,0 +1,69 @@
+"""ASGI middleware in front of routing: answer methods a documented path does not have with 405
+and an exact `Allow` header (routing alone reports only the first route that matched the path),
+and paths with control characters with 404 (connexion's router and Flask's disagree on them)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from featurehub.services.endpoints import Endpoint
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{[^}]+\})", template)
+    regex = "".join("[^/]+" if part.startswith("{") else re.escape(part) for part in parts)
+    return re.compile(f"^{regex}/?$")
+
+
+class DocumentedMethods:
+    def __init__(self, app: ASGIApp, routes: Iterable[tuple[str, Iterable[Endpoint]]]) -> None:
+        self.app = app
+        methods: dict[str, set[str]] = {}
+        for base_path, endpoints in routes:
+            for endpoint in endpoints:
+                methods.setdefault(base_path + endpoint.resource, set()).add(endpoint.verb)
+        # Literal paths first, so `/toponyms/search` is not taken for `/toponyms/{businessId}`.
+        self.routes = sorted(((_pattern(path), verbs, path.count("{")) for path, verbs in
+                              methods.items()), key=lambda route: route[2])
+
+    def allowed(self, path: str) -> set[str] | None:
+        for pattern, verbs, _ in self.routes:
+            if pattern.match(path):
+                return verbs
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if _CONTROL.search(scope["path"]):
+                await _problem(send, 404, "Not Found", "No resource at this path.")
+                return
+            verbs = self.allowed(scope["path"])
+            if verbs is not None and scope["method"] not in verbs:
+                await _method_not_allowed(send, sorted(verbs))
+                return
+        await self.app(scope, receive, send)
+
+
+async def _method_not_allowed(send: Send, verbs: list[str]) -> None:
+    await _problem(send, 405, "Method Not Allowed", f"Allowed methods: {', '.join(verbs)}.",
+                   [(b"allow", ", ".join(verbs).encode())])
+
+
+async def _problem(send: Send, status: int, title: str, detail: str,
+                   extra_headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"type": "about:blank", "title": title, "status": status,
+                       "detail": detail}).encode()
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+        *(extra_headers or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
