@@ -1,0 +1,110 @@
+"""Pure platform logic: contract translation, paging, endpoint discovery, routing, tokens."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from featurehub.errors import InvalidInput, Unauthenticated
+from featurehub.middleware import DocumentedMethods
+from featurehub.security.tokens import KeyRing
+from featurehub.services.endpoints import contract_endpoints
+from featurehub.settings import REPO_ROOT, Settings
+from featurehub.validation import to_json_schema
+from featurehub.web import PageRequest, order_by
+
+
+class TestToJsonSchema:
+    def test_nullable_type_admits_null(self):
+        assert to_json_schema({"type": "string", "nullable": True, "maxLength": 3}) == {
+            "type": ["string", "null"], "maxLength": 3}
+
+    def test_nullable_enum_admits_null(self):
+        assert to_json_schema({"type": "string", "enum": ["A"], "nullable": True}) == {
+            "type": ["string", "null"], "enum": ["A", None]}
+
+    def test_nullable_without_type_becomes_any_of(self):
+        assert to_json_schema({"nullable": True, "properties": {"a": {"type": "integer"}}}) == {
+            "anyOf": [{"properties": {"a": {"type": "integer"}}}, {"type": "null"}]}
+
+    def test_extensions_dropped_and_nested_translated(self):
+        schema = {"type": "object", "x-default-role": "PUBLIC", "example": {},
+                  "properties": {"p": {"type": "integer", "nullable": True}},
+                  "required": ["p"]}
+        assert to_json_schema(schema) == {"type": "object", "required": ["p"],
+                                          "properties": {"p": {"type": ["integer", "null"]}}}
+
+
+class TestPageRequest:
+    def test_split_sort_tokens_are_rejoined(self):
+        page = PageRequest.of(2, 5, ["name", "desc", "id"])
+        assert (page.number, page.size, page.offset) == (2, 5, 10)
+        assert page.sort == (("name", False), ("id", True))
+
+    def test_unsplit_sort_and_defaults(self):
+        page = PageRequest.of(None, None, ["name,ASC"], default_size=10)
+        assert (page.number, page.size, page.sort) == (0, 10, (("name", True),))
+
+    def test_lone_direction_is_ignored(self):
+        assert PageRequest.of(0, 1, ["desc"]).sort == ()
+
+    def test_unknown_property_is_refused(self):
+        with pytest.raises(InvalidInput, match="Cannot sort on 'colour'"):
+            order_by(PageRequest.of(0, 1, ["colour"]), {"name": object()})  # type: ignore[dict-item]
+
+
+class TestContractEndpoints:
+    def test_every_operation_with_its_default_role(self):
+        endpoints = {e.key: e for e in contract_endpoints(REPO_ROOT / "openapi", "rs-access")}
+        assert endpoints["/themes@GET"].default_role == "PUBLIC"
+        assert endpoints["/themes/{themeId}@DELETE"].default_role == "PROJECT_ADMIN"
+        assert endpoints["/themes@POST"].controller == "themes"
+
+    def test_included_path_items_are_followed(self):
+        endpoints = {e.key: e for e in contract_endpoints(REPO_ROOT / "openapi", "rs-access")}
+        assert endpoints["/settings/{name}@PUT"].default_role == "ADMIN"
+
+
+class TestDocumentedMethods:
+    def test_literal_path_wins_over_template(self):
+        endpoints = contract_endpoints(REPO_ROOT / "openapi", "rs-access")
+        middleware = DocumentedMethods(app=None, routes=[("/rs-access/api/v1", endpoints)])  # type: ignore[arg-type]
+        assert middleware.allowed("/rs-access/api/v1/themes/3") == {"GET", "PUT", "DELETE"}
+        assert middleware.allowed("/rs-access/api/v1/themes") == {"GET", "POST"}
+        assert middleware.allowed("/elsewhere") is None
+
+
+class TestKeyRing:
+    @pytest.fixture
+    def keys(self) -> KeyRing:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        return KeyRing("kid", key, issuer="featurehub", ttl=60)
+
+    def test_round_trip(self, keys):
+        token, ttl = keys.issue(subject="a@b.c", tenant="demo", role="EXPLOIT")
+        claims = keys.verify(token)
+        assert (claims.subject, claims.tenant, claims.role, claims.kind, ttl) == (
+            "a@b.c", "demo", "EXPLOIT", "user", 60)
+        assert claims.expires_at > time.time()
+
+    def test_expired_token_is_refused(self, keys):
+        expired = KeyRing("kid", keys._private_key, issuer="featurehub", ttl=-10)
+        token, _ = expired.issue(subject="a@b.c", tenant="demo", role="EXPLOIT")
+        with pytest.raises(Unauthenticated, match="expired"):
+            keys.verify(token)
+
+    def test_token_of_another_key_is_refused(self, keys):
+        other = KeyRing("other", rsa.generate_private_key(public_exponent=65537, key_size=2048),
+                        issuer="featurehub", ttl=60)
+        token, _ = other.issue(subject="a@b.c", tenant="demo", role="EXPLOIT")
+        with pytest.raises(Unauthenticated, match="invalid"):
+            keys.verify(token)
+
+
+class TestSettingsFromEnv:
+    def test_reads_variables(self):
+        settings = Settings.from_env({"FEATUREHUB_PORT": "9100", "FEATUREHUB_HOST": "0.0.0.0",
+                                      "FEATUREHUB_EMBEDDED_WORKER": "false"})
+        assert (settings.port, settings.host, settings.embedded_worker) == (9100, "0.0.0.0", False)
