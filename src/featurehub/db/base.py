@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import DeclarativeBase, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 NAMING = {
@@ -44,6 +44,16 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+STARTUP_LOCK = 7_246_001  # PostgreSQL advisory lock held while an instance migrates/bootstraps
+
+
+def hold_startup_lock(session: Session) -> None:
+    """Serialise start-up work (bootstrap, endpoint registration) of processes sharing a
+    PostgreSQL database; SQLite transactions are already exclusive (BEGIN IMMEDIATE)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": STARTUP_LOCK})
 
 
 def make_engine(url: str) -> Engine:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from featurehub.db.base import hold_startup_lock
 from featurehub.db.platform import (
     NATIVE_ROLES,
     Account,
@@ -105,6 +106,7 @@ def register_endpoints(
 def register_all(session: Session, endpoints: Mapping[str, Iterable[Endpoint]]) -> None:
     """At start-up: every project learns the endpoints the contracts declare."""
     items = {name: tuple(values) for name, values in endpoints.items()}
+    hold_startup_lock(session)
     for project_id in session.scalars(select(Project.id)).all():
         for microservice, values in items.items():
             register_endpoints(session, project_id=project_id, microservice=microservice,
@@ -128,6 +130,7 @@ def bootstrap(
     endpoints: Mapping[str, Iterable[Endpoint]],
 ) -> Bootstrap | None:
     """On an empty database: the first project and an instance administrator."""
+    hold_startup_lock(session)
     if session.scalars(select(Project.id)).first() is not None:
         return None
     generated = None
