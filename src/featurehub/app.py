@@ -11,11 +11,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from featurehub import errors
 from featurehub.db.base import make_engine, make_session_factory
 from featurehub.db.migrate import upgrade
+from featurehub.middleware import DocumentedMethods
 from featurehub.runtime import Runtime, close_db_session
 from featurehub.security.authorization import AuthorizingResolver, PackageResolver
 from featurehub.security.tokens import KeyRing
 from featurehub.services import hooks, projects
-from featurehub.middleware import DocumentedMethods
 from featurehub.services.endpoints import all_endpoints, contract_endpoints
 from featurehub.settings import MICROSERVICES, Settings
 from featurehub.validation import validator_map

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 from featurehub.settings import MICROSERVICES, Settings
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # connexion imports starlette's test client, which warns about httpx on every start.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     args = build_parser().parse_args(argv)
     from featurehub.errors import DomainError
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from featurehub.services.endpoints import Endpoint
-
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -21,8 +21,8 @@ from featurehub.db.platform import (
 )
 from featurehub.errors import Conflict, InvalidInput, NotFound
 from featurehub.security.passwords import generate_password, hash_password
-from featurehub.services.endpoints import Endpoint
 from featurehub.services import hooks
+from featurehub.services.endpoints import Endpoint
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import featurehub.db.base
-
 revision: str = '0001_access'
 down_revision: str | Sequence[str] | None = None
 branch_labels: str | Sequence[str] | None = ('access',)
