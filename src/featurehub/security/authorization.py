@@ -12,7 +12,7 @@ from typing import Any
 from connexion.resolver import Resolution, Resolver
 from flask import g, request
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from featurehub.db.platform import (
     ALWAYS_GRANTED,
@@ -65,9 +65,13 @@ def is_granted(session: Session, *, project_id: int, role: str, microservice: st
                resource: str, verb: str) -> bool:
     if role in ALWAYS_GRANTED:
         return True
-    chain = [r.id for r in role_chain(session, project_id, role)]
-    if not chain:
-        return False
+    # The role and the roles below it, walked in the database: one query per request.
+    chain = (select(Role.id, Role.parent_id)
+             .where(Role.project_id == project_id, Role.name == role)
+             .cte("role_chain", recursive=True))
+    below = aliased(Role)
+    chain = chain.union_all(
+        select(below.id, below.parent_id).join(chain, below.id == chain.c.parent_id))
     granted = session.scalars(
         select(RoleResource.role_id)
         .join(ResourceAccess, ResourceAccess.id == RoleResource.resource_access_id)
@@ -76,7 +80,7 @@ def is_granted(session: Session, *, project_id: int, role: str, microservice: st
             ResourceAccess.microservice == microservice,
             ResourceAccess.resource == resource,
             ResourceAccess.verb == verb,
-            RoleResource.role_id.in_(chain),
+            RoleResource.role_id.in_(select(chain.c.id)),
         )
         .limit(1)
     ).first()
@@ -137,16 +141,21 @@ def identify_caller(session: Session, microservice: str) -> Caller:
         return Caller(project.id, project.name, client.role_name, None, None, client.client_id,
                       microservice)
 
-    account = session.scalars(select(Account).where(Account.email == claims.subject)).first()
-    if account is None:
-        raise Unauthenticated("The token's account no longer exists.")
     if scope is not None and scope != project_name:
-        if not account.instance_admin:
+        if not session.scalar(select(Account.instance_admin).where(
+                Account.email == claims.subject)):
             raise Forbidden(f"This token belongs to project '{project_name}', not '{scope}'.")
         project_name = scope
     project = _project(session, project_name)
-    member = session.scalars(select(ProjectUser).where(
-        ProjectUser.project_id == project.id, ProjectUser.email == account.email)).first()
+    found = session.execute(
+        select(Account, ProjectUser)
+        .outerjoin(ProjectUser, (ProjectUser.email == Account.email)
+                   & (ProjectUser.project_id == project.id))
+        .where(Account.email == claims.subject)
+    ).first()
+    if found is None:
+        raise Unauthenticated("The token's account no longer exists.")
+    account, member = found
     if account.instance_admin:
         return Caller(project.id, project.name, "INSTANCE_ADMIN", account.email,
                       member.id if member else None, None, microservice)
