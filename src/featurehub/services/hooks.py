@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 # "module:function" called with (session, project) inside the creating transaction.
 PROJECT_CREATED: list[str] = []
 # "module:function" called with (runtime) once the application is built.
-APP_STARTED: list[str] = []
+APP_STARTED: list[str] = [
+    "featurehub.services.fem.worker:start_embedded_worker",
+]
 
 
 def _resolve(path: str) -> Any:

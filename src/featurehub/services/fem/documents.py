@@ -1,0 +1,65 @@
+"""A stored product as the API shows it: a GeoJSON Feature with its urn, version, files
+(online or offline) and history."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from featurehub.services.fem.rules import bounding_box
+
+
+def normalized_files(files: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Files as stored: attributes with their defaults (dataType RAWDATA, octet-stream)."""
+    return [{
+        "locations": [{"storage": location.get("storage"), "url": location["url"]}
+                      for location in file["locations"]],
+        "attributes": {"dataType": "RAWDATA", "mimeType": "application/octet-stream",
+                       **file["attributes"]},
+    } for file in files]
+
+
+def is_online(file: Mapping[str, Any], storages: Collection[str]) -> bool:
+    return any(location.get("storage") in storages for location in file["locations"])
+
+
+def dissemination_status(entries: Iterable[Mapping[str, Any]]) -> str:
+    statuses = [entry["status"] for entry in entries]
+    if not statuses:
+        return "NONE"
+    return "DONE" if all(status == "DONE" for status in statuses) else "PENDING"
+
+
+def _date(value: datetime | str) -> str:
+    return value if isinstance(value, str) else value.isoformat()
+
+
+def feature_document(row: Mapping[str, Any], storages: Collection[str]) -> dict[str, Any]:
+    """The GeoJSON Feature of one stored version (`row` has the fem_features columns)."""
+    return {
+        "type": "Feature",
+        "id": row["provider_id"],
+        "urn": row["urn"],
+        "entityType": row["entity_type"],
+        "model": row["model"],
+        "version": row["version"],
+        "last": row["last"],
+        "session": row["session"],
+        "sessionOwner": row["session_owner"],
+        "geometry": row["geometry"],
+        "properties": row["properties"],
+        "files": [{**file, "online": is_online(file, storages)} for file in row["files"]],
+        "history": {"createdBy": row["created_by"], "updatedBy": row["updated_by"],
+                    "creationDate": _date(row["created_at"]),
+                    "updateDate": _date(row["last_update"])},
+        "disseminationStatus": row["dissemination_status"],
+        "disseminationInfo": row["dissemination"],
+    }
+
+
+def bbox_columns(geometry: Mapping[str, Any] | None) -> dict[str, float | None]:
+    box = bounding_box(geometry)
+    if box is None:
+        return {"min_x": None, "min_y": None, "max_x": None, "max_y": None}
+    return {"min_x": box[0], "min_y": box[1], "max_x": box[2], "max_y": box[3]}

@@ -1,0 +1,202 @@
+"""Rules one feature must follow, checked at acceptance: each returns the cause of a denial
+(naming the member and the rule) or None. The body's shape was checked by the contract already."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+# Checksum algorithm names accepted (case-insensitive, with or without the dash) -> canonical
+# name, hashlib name, hexadecimal length.
+ALGORITHMS: dict[str, tuple[str, str, int]] = {}
+for _canonical, _hashlib, _length in (("MD5", "md5", 32), ("SHA-1", "sha1", 40),
+                                      ("SHA-256", "sha256", 64), ("SHA-512", "sha512", 128)):
+    ALGORITHMS[_canonical] = ALGORITHMS[_canonical.replace("-", "")] = (
+        _canonical, _hashlib, _length)
+FETCHABLE_SCHEMES = ("file", "http", "https")
+MAX_FILES_OF_A_KIND = 100
+MAX_PROVIDER_ID = 100
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
+
+
+def canonical_algorithm(name: str) -> tuple[str, str, int] | None:
+    return ALGORITHMS.get(name.upper())
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is not a usable URL, or None."""
+    if _BLANK.search(url):
+        return "contains blanks or control characters"
+    try:
+        parts = urlsplit(url)
+    except ValueError as error:
+        return str(error)
+    scheme = parts.scheme.lower()
+    if not scheme or not _SCHEME.match(scheme):
+        return "has no scheme"
+    if scheme in ("http", "https") and not parts.hostname:
+        return "has no host"
+    if scheme == "file" and not parts.path.startswith("/"):
+        return "is not an absolute file path"
+    if not parts.netloc and not parts.path:
+        return "names nothing"
+    return None
+
+
+def files_problem(files: Sequence[Mapping[str, Any]], *, storages: Sequence[Any]) -> str | None:
+    """Denial cause for a feature's files: checksums, urls, stored/referenced kinds."""
+    to_store = to_reference = 0
+    checksums: set[str] = set()
+    for file in files:
+        attributes = file["attributes"]
+        name = attributes["filename"]
+        algorithm = canonical_algorithm(attributes["algorithm"])
+        if algorithm is None:
+            return (f"File '{name}': unsupported checksum algorithm '{attributes['algorithm']}' "
+                    f"(MD5, SHA-1, SHA-256 or SHA-512).")
+        checksum = attributes["checksum"]
+        if len(checksum) != algorithm[2] or not _HEX.match(checksum):
+            return (f"File '{name}': checksum '{checksum}' is not an {algorithm[0]} checksum "
+                    f"({algorithm[2]} hexadecimal digits).")
+        if checksum.lower() in checksums:
+            return f"Duplicate checksum '{checksum}' among the files of the feature."
+        checksums.add(checksum.lower())
+        locations = file["locations"]
+        referenced = [bool(location.get("storage")) for location in locations]
+        if any(referenced) and not all(referenced):
+            return (f"File '{name}' mixes locations with a storage (referenced) and without "
+                    f"(to store).")
+        for location in locations:
+            problem = url_problem(location["url"])
+            if problem:
+                return f"File '{name}': url '{location['url']}' is invalid: it {problem}."
+        if all(referenced):
+            to_reference += 1
+            if attributes.get("filesize") is None:
+                return (f"File '{name}' is only referenced (its location names a storage): "
+                        f"attributes.filesize is required.")
+        else:
+            to_store += 1
+            if not storages:
+                return (f"File '{name}' has a location without storage, a file to store, but "
+                        f"metadata.storages is empty.")
+            for location in locations:
+                if urlsplit(location["url"]).scheme.lower() not in FETCHABLE_SCHEMES:
+                    return (f"File '{name}': '{location['url']}' cannot be fetched to be stored "
+                            f"(file, http and https URLs only).")
+    if to_store and to_reference:
+        return ("A feature cannot mix files to store (locations without storage) and files only "
+                "referenced (locations with a storage).")
+    if to_store > MAX_FILES_OF_A_KIND or to_reference > MAX_FILES_OF_A_KIND:
+        return f"At most {MAX_FILES_OF_A_KIND} files to store and {MAX_FILES_OF_A_KIND} files " \
+               f"to reference per feature."
+    return None
+
+
+def files_to_store(files: Iterable[Mapping[str, Any]]) -> bool:
+    return any(not location.get("storage") for file in files for location in file["locations"])
+
+
+# ---- geometry ----
+
+MAX_POSITIONS = 100_000
+# Nesting depth of `coordinates` above the positions, per geometry type.
+_DEPTH = {"Point": 0, "MultiPoint": 1, "LineString": 1, "MultiLineString": 2, "Polygon": 2,
+          "MultiPolygon": 3}
+_SHAPES = {
+    "Point": "a position [x, y(, z)]",
+    "MultiPoint": "a list of positions",
+    "LineString": "a list of at least 2 positions",
+    "MultiLineString": "a list of lines, each a list of at least 2 positions",
+    "Polygon": "a list of linear rings, each a closed list of at least 4 positions",
+    "MultiPolygon": "a list of polygons, each a list of closed rings of at least 4 positions",
+}
+
+
+def _is_position(value: Any) -> bool:
+    return (isinstance(value, list) and 2 <= len(value) <= 4
+            and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in value))
+
+
+def _positions(coordinates: Any, depth: int) -> Iterator[Sequence[float]]:
+    if depth == 0:
+        yield coordinates
+        return
+    for item in coordinates:
+        yield from _positions(item, depth - 1)
+
+
+def _coordinates_valid(kind: str, coordinates: Any, depth: int) -> bool:
+    """The nesting of `coordinates` and the RFC 7946 minimum sizes, in one pass."""
+    if depth == 0:
+        return _is_position(coordinates)
+    if not isinstance(coordinates, list):
+        return False
+    if depth == 1:
+        if kind in ("LineString", "MultiLineString") and len(coordinates) < 2:
+            return False
+        if kind in ("Polygon", "MultiPolygon"):
+            if len(coordinates) < 4 or coordinates[0] != coordinates[-1]:
+                return False
+        return all(_is_position(position) for position in coordinates)
+    return all(_coordinates_valid(kind, item, depth - 1) for item in coordinates)
+
+
+def _count(coordinates: Any, depth: int) -> int:
+    if depth <= 1:
+        return 1 if depth == 0 else len(coordinates)
+    return sum(_count(item, depth - 1) for item in coordinates)
+
+
+def geometry_problem(geometry: Mapping[str, Any] | None) -> str | None:
+    """What RFC 7946 asks beyond the members' types: the nesting of each type's coordinates,
+    lines of 2 positions or more, closed polygon rings of 4 positions or more."""
+    if geometry is None:
+        return None
+    kind = geometry["type"]
+    if kind == "GeometryCollection":
+        if "coordinates" in geometry:
+            return "geometry: a GeometryCollection has geometries, not coordinates."
+        members = geometry.get("geometries")
+        if members is None:
+            return "geometry: a GeometryCollection has geometries."
+        total = 0
+        for member in members:
+            problem = geometry_problem(member)
+            if problem:
+                return problem
+            total += _count(member["coordinates"], _DEPTH[member["type"]])
+        if total > MAX_POSITIONS:
+            return f"geometry: more than {MAX_POSITIONS} positions."
+        return None
+    if "coordinates" not in geometry:
+        return f"geometry: a {kind} has coordinates."
+    depth = _DEPTH[kind]
+    if not _coordinates_valid(kind, geometry["coordinates"], depth):
+        return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}."
+    if _count(geometry["coordinates"], depth) > MAX_POSITIONS:
+        return f"geometry: more than {MAX_POSITIONS} positions."
+    return None
+
+
+def bounding_box(geometry: Mapping[str, Any] | None) -> tuple[float, float, float, float] | None:
+    """(min x, min y, max x, max y) of a geometry, None for no geometry or no position."""
+    if geometry is None:
+        return None
+    if geometry["type"] == "GeometryCollection":
+        boxes = [box for member in geometry["geometries"]
+                 if (box := bounding_box(member)) is not None]
+        if not boxes:
+            return None
+        return (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                max(b[2] for b in boxes), max(b[3] for b in boxes))
+    positions = list(_positions(geometry["coordinates"], _DEPTH[geometry["type"]]))
+    if not positions:
+        return None
+    xs = [position[0] for position in positions]
+    ys = [position[1] for position in positions]
+    return min(xs), min(ys), max(xs), max(ys)

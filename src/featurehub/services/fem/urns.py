@@ -1,0 +1,57 @@
+"""Product URNs: `URN:FEATURE:<entityType>:<project>:<uuid>:V<n>`.
+
+The uuid is name-based (uuid5) on the project and the provider id, so every version of one
+product shares it and the URN of a product's next version is known without a lookup.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+ENTITY_TYPES = ("DATA", "DATASET", "COLLECTION")
+MAX_VERSION = 999
+_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "featurehub:rs-fem:products")
+_PATTERN = re.compile(
+    r"^URN:FEATURE:(?P<entity>[A-Z]+):(?P<project>[A-Za-z0-9_-]{1,128}):"
+    r"(?P<uuid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):V(?P<version>[0-9]+)$"
+)
+URN_SHAPE = "URN:FEATURE:<DATA|DATASET|COLLECTION>:<project>:<uuid>:V<1..999>"
+
+
+@dataclass(frozen=True)
+class Urn:
+    entity_type: str
+    project: str
+    uuid: str
+    version: int
+
+    def __str__(self) -> str:
+        return f"URN:FEATURE:{self.entity_type}:{self.project}:{self.uuid}:V{self.version}"
+
+
+def product_uuid(project: str, provider_id: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"{project}\x00{provider_id}"))
+
+
+def urn_of(entity_type: str, project: str, product: str, version: int) -> str:
+    return f"URN:FEATURE:{entity_type}:{project}:{product}:V{version}"
+
+
+class InvalidUrn(ValueError):
+    pass
+
+
+def parse_urn(text: str) -> Urn:
+    """The parts of a URN; InvalidUrn with the reason when it is not one."""
+    match = _PATTERN.match(text)
+    if match is None:
+        raise InvalidUrn(f"Invalid urn '{text}': expected {URN_SHAPE}.")
+    entity, version = match["entity"], match["version"]
+    if entity not in ENTITY_TYPES:
+        raise InvalidUrn(f"Invalid urn '{text}': entity type {entity} is not one of "
+                         f"{', '.join(ENTITY_TYPES)}.")
+    if version.startswith("0") or not 1 <= int(version) <= MAX_VERSION:
+        raise InvalidUrn(f"Invalid urn '{text}': version V{version} is not V1 to V{MAX_VERSION}.")
+    return Urn(entity, match["project"], match["uuid"], int(version))

@@ -1,0 +1,247 @@
+"""Feature workers: take batches of granted requests from the queue and process them.
+
+- `process_pending(runtime)` processes everything pending, synchronously (tests, tools).
+- Embedded: `start_embedded_worker` (an APP_STARTED hook) runs one worker thread inside
+  `featurehub serve`; acceptance wakes it up.
+- Separate: `featurehub worker` runs `FeatureWorker.run_forever` in its own process; on
+  PostgreSQL any number of them share the queue.
+
+Claiming: the oldest pending request of each product, by priority then acceptance order, locked
+with `FOR UPDATE SKIP LOCKED` on PostgreSQL (SQLite serialises writers with BEGIN IMMEDIATE), and
+leased (claimed_by, claimed_at). A request whose lease expired (its worker died) goes back to the
+queue; a worker finishes only the requests it still holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy.orm import Session, aliased
+
+from featurehub.db.base import utcnow
+from featurehub.db.fem import FeatureRequest
+from featurehub.services.fem import processing
+from featurehub.services.fem.lifecycle import (
+    LOCAL_DELAYED,
+    LOCAL_ERROR,
+    LOCAL_SCHEDULED,
+    REMOTE_STORAGE_REQUESTED,
+    RUNNING_STEPS,
+)
+from featurehub.services.fem.processing import (
+    CLAIMED_COLUMNS,
+    Outcome,
+    ProjectContext,
+    RequestFailed,
+    Sources,
+)
+from featurehub.services.fem.rules import files_to_store
+
+log = logging.getLogger(__name__)
+EMBEDDED = "fem"
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    batch_size: int = 1000
+    lease_seconds: float = 600.0
+    poll_seconds: float = 1.0
+    worker_id: str = field(default_factory=lambda: (
+        f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"))
+
+
+def release_expired(session: Session, *, lease_seconds: float) -> int:
+    """Requests claimed by a worker that stopped renewing go back to the queue."""
+    expired = utcnow() - timedelta(seconds=lease_seconds)
+    result = session.execute(update(FeatureRequest).where(
+        FeatureRequest.step.in_(RUNNING_STEPS), FeatureRequest.claimed_at < expired,
+    ).values(step=LOCAL_DELAYED, claimed_by=None, claimed_at=None)
+        .execution_options(synchronize_session=False))
+    return result.rowcount or 0
+
+
+def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
+    """Claim up to `batch_size` requests, at most one per product, and commit the claim."""
+    other = aliased(FeatureRequest)
+    waiting_for_another = exists().where(
+        other.product_key == FeatureRequest.product_key,
+        other.id != FeatureRequest.id,
+        or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
+            other.step.in_(RUNNING_STEPS)),
+    )
+    rows = session.execute(
+        select(*CLAIMED_COLUMNS)
+        .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
+        .order_by(FeatureRequest.priority, FeatureRequest.id)
+        .limit(batch_size)
+        .with_for_update(skip_locked=True, of=FeatureRequest)
+    ).all()
+    claimed, products = [], set()
+    for row in rows:
+        if row.product_key not in products:
+            products.add(row.product_key)
+            claimed.append(row)
+    if claimed:
+        session.execute(update(FeatureRequest).where(
+            FeatureRequest.id.in_([row.id for row in claimed])
+        ).values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
+            .execution_options(synchronize_session=False))
+    session.commit()
+    return claimed
+
+
+def _still_held(session: Session, ids: Sequence[int], worker_id: str) -> set[int]:
+    """Lock the requests this worker still holds (a lease may have expired meanwhile)."""
+    return set(session.scalars(
+        select(FeatureRequest.id)
+        .where(FeatureRequest.id.in_(ids), FeatureRequest.claimed_by == worker_id,
+               FeatureRequest.step.in_(RUNNING_STEPS))
+        .with_for_update(of=FeatureRequest)))
+
+
+class FeatureWorker:
+    """One worker: a loop of claim -> store files -> finish."""
+
+    def __init__(self, runtime: Any, options: WorkerOptions | None = None) -> None:
+        self.runtime = runtime
+        self.options = options or WorkerOptions()
+        settings = runtime.settings
+        self.sources = Sources(settings.models_dir, settings.storage_settings_file)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- one batch --
+
+    def run_once(self) -> int:
+        """Claim and process one batch; the number of requests taken."""
+        options = self.options
+        with self.runtime.sessions() as session:
+            release_expired(session, lease_seconds=options.lease_seconds)
+            claimed = claim(session, worker_id=options.worker_id, batch_size=options.batch_size)
+        if claimed:
+            self.process(claimed)
+        return len(claimed)
+
+    def process(self, claimed: Sequence[Any]) -> None:
+        contexts: dict[int, ProjectContext] = {}
+        stored: dict[int, list[dict[str, Any]]] = {}
+        failures: dict[int, RequestFailed] = {}
+        with_files = [request for request in claimed
+                      if files_to_store(request.feature.get("files") or ())]
+        if with_files:
+            with self.runtime.sessions() as session:
+                session.execute(update(FeatureRequest).where(
+                    FeatureRequest.id.in_([request.id for request in with_files]),
+                    FeatureRequest.claimed_by == self.options.worker_id,
+                ).values(step=REMOTE_STORAGE_REQUESTED, claimed_at=utcnow())
+                    .execution_options(synchronize_session=False))
+                for request in with_files:
+                    if request.project_id not in contexts:
+                        contexts[request.project_id] = processing.project_context(
+                            session, request.project_id, self.sources)
+                session.commit()
+            for request in with_files:
+                try:
+                    stored[request.id] = processing.store_files(
+                        request, contexts[request.project_id])
+                except RequestFailed as failure:
+                    failures[request.id] = failure
+        try:
+            self._finish(claimed, contexts, stored, failures)
+        except Exception:  # noqa: BLE001 - isolate the request that breaks the batch
+            log.exception("batch of %d requests failed; processing them one by one",
+                          len(claimed))
+            for request in claimed:
+                try:
+                    self._finish([request], contexts, stored, failures)
+                except Exception as error:  # noqa: BLE001 - recorded on the request
+                    log.exception("request %s failed", request.request_id)
+                    failures[request.id] = RequestFailed(LOCAL_ERROR, f"Processing failed: "
+                                                                      f"{error}")
+                    self._finish([request], contexts, stored, failures)
+
+    def _finish(self, requests: Sequence[Any], contexts: dict[int, ProjectContext],
+                stored: dict[int, list[dict[str, Any]]],
+                failures: dict[int, RequestFailed]) -> None:
+        with self.runtime.sessions() as session:
+            held = _still_held(session, [request.id for request in requests],
+                               self.options.worker_id)
+            now = utcnow()
+            ready = [request for request in requests
+                     if request.id in held and request.id not in failures]
+            failed = Outcome(now)
+            for request in requests:
+                if request.id in held and request.id in failures:
+                    failure = failures[request.id]
+                    failed.failed(request, failure.step, failure.reason)
+            outcome = processing.finish(session, ready, now=now, sources=self.sources,
+                                        contexts=contexts, stored=stored)
+            if failed.request_updates:
+                session.execute(update(FeatureRequest), failed.request_updates)
+                processing.outbox.record(session, failed.entries)
+            session.commit()
+            lost = len(requests) - len(held)
+            if lost:
+                log.warning("%d claimed request(s) were taken back (lease expired)", lost)
+            log.debug("finished %d request(s)", len(outcome.request_updates))
+
+    # -- the loop --
+
+    def run_forever(self) -> None:
+        while not self._stop.is_set():
+            try:
+                taken = self.run_once()
+            except Exception:  # noqa: BLE001 - a worker outlives a failing batch
+                log.exception("feature worker batch failed")
+                taken = 0
+            if taken == 0:
+                self._wake.wait(self.options.poll_seconds)
+                self._wake.clear()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> FeatureWorker:
+        self._thread = threading.Thread(target=self.run_forever, name="fem-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+
+def process_pending(runtime: Any, *, options: WorkerOptions | None = None,
+                    max_batches: int = 1000) -> int:
+    """Process every pending request now, in batches; the number processed."""
+    worker = FeatureWorker(runtime, options)
+    total = 0
+    for _ in range(max_batches):
+        taken = worker.run_once()
+        if taken == 0:
+            break
+        total += taken
+    return total
+
+
+def start_embedded_worker(runtime: Any) -> None:
+    """APP_STARTED hook: one worker thread inside the API process."""
+    runtime.workers[EMBEDDED] = FeatureWorker(runtime).start()
+
+
+def wake_embedded_worker(runtime: Any) -> None:
+    worker = runtime.workers.get(EMBEDDED)
+    if worker is not None:
+        worker.wake()
