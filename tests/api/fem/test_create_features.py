@@ -177,7 +177,8 @@ def test_denied_requests_are_recorded_with_their_cause(client, rt, exploit, samp
     with rt.sessions() as session:
         row = session.scalars(select(FeatureRequest).where(
             FeatureRequest.provider_id == "denied-one")).one()
-    assert (row.state, row.step, row.errors) == ("DENIED", "LOCAL_DENIED", ["Unknown model 'nope'."])
+    assert (row.state, row.step, row.errors) == (
+        "DENIED", "LOCAL_DENIED", ["Unknown model 'nope'."])
 
 
 class TestVersions:

@@ -1,0 +1,297 @@
+"""Requests, stored products, models and storage locations: one class per operation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from featurehub.services.fem import datamodels
+from tests.api.fem.conftest import BASE, SAMPLE_MODEL, creation, feature
+from tests.conftest import problem
+
+
+class TestGetRequest:
+    def test_found(self, client, exploit, sample_model):
+        granted = client.post(f"{BASE}/features", json=creation(feature("r")),
+                              headers=exploit).json()["granted"]
+        body = client.get(f"{BASE}/requests/{granted['r']}", headers=exploit).json()
+        content = body["content"]
+        assert content == {
+            "requestId": granted["r"], "type": "CREATION", "state": "GRANTED",
+            "step": "LOCAL_DELAYED", "priority": "NORMAL", "providerId": "r", "urn": None,
+            "requestOwner": "tests", "sessionOwner": "owner-1", "session": "session-1",
+            "requestDate": content["requestDate"], "lastUpdate": content["lastUpdate"],
+            "errors": []}
+
+    def test_unknown_is_404(self, client, exploit):
+        response = client.get(f"{BASE}/requests/nope", headers=exploit)
+        assert response.json() == problem(404, "Request 'nope' does not exist.")
+
+    def test_request_of_another_project_is_404(self, client, exploit, other_project,
+                                               sample_model):
+        granted = client.post(f"{BASE}/features", json=creation(feature("r")),
+                              headers=exploit).json()["granted"]
+        response = client.get(f"{BASE}/requests/{granted['r']}",
+                              headers=other_project.headers("EXPLOIT"))
+        assert response.status_code == 404
+
+    def test_registered_user_is_403(self, client, as_role):
+        assert client.get(f"{BASE}/requests/x",
+                          headers=as_role("REGISTERED_USER")).status_code == 403
+
+
+class TestSearchRequests:
+    def test_filters_and_counts_errors(self, client, exploit, sample_model):
+        client.post(f"{BASE}/features", json=creation(feature("a"), feature("b"),
+                                                      feature("c", model="nope")),
+                    headers=exploit)
+        body = client.post(f"{BASE}/requests/search/CREATION", headers=exploit,
+                           json={"states": ["GRANTED"]}, params={"sort": "providerId,desc"})
+        assert [r["content"]["providerId"] for r in body.json()["content"]] == ["b", "a"]
+        assert body.json()["page"] == {"number": 0, "size": 20, "totalElements": 2,
+                                       "totalPages": 1}
+        assert body.json()["info"] == {"nbErrors": 0}
+        denied = client.post(f"{BASE}/requests/search/CREATION", headers=exploit,
+                             json={"steps": ["LOCAL_DENIED"], "source": "owner-1",
+                                   "session": "session-1", "providerIds": ["c"]}).json()
+        assert [r["content"]["errors"] for r in denied["content"]] == [["Unknown model 'nope'."]]
+
+    def test_without_body_lists_all_of_the_type(self, client, exploit, sample_model):
+        client.post(f"{BASE}/features", json=creation(feature("a")), headers=exploit)
+        assert client.post(f"{BASE}/requests/search/CREATION",
+                           headers=exploit).json()["page"]["totalElements"] == 1
+        assert client.post(f"{BASE}/requests/search/PATCH",
+                           headers=exploit).json()["page"]["totalElements"] == 0
+
+    def test_last_update_range(self, client, exploit, sample_model):
+        client.post(f"{BASE}/features", json=creation(feature("a")), headers=exploit)
+        future = client.post(f"{BASE}/requests/search/CREATION", headers=exploit,
+                             json={"lastUpdate": {"after": "2999-01-01T00:00:00Z"}}).json()
+        assert future["page"]["totalElements"] == 0
+
+    def test_unknown_type_is_400(self, client, exploit):
+        assert client.post(f"{BASE}/requests/search/OTHER", headers=exploit).status_code == 400
+
+    def test_unknown_sort_is_400(self, client, exploit):
+        response = client.post(f"{BASE}/requests/search/CREATION", headers=exploit,
+                               params={"sort": "colour"})
+        assert response.status_code == 400
+
+
+class TestRetryRequests:
+    def test_only_requests_in_error_are_retried(self, client, exploit, sample_model):
+        client.post(f"{BASE}/features", json=creation(feature("a")), headers=exploit)
+        response = client.post(f"{BASE}/requests/retry/CREATION", headers=exploit, json={})
+        assert response.json() == {"totalRequested": 1, "totalHandled": 0, "message":
+                                   "0 request(s) in error retried, 1 matching request(s) not in "
+                                   "error left as they are."}
+
+    def test_registered_user_is_403(self, client, as_role):
+        assert client.post(f"{BASE}/requests/retry/CREATION",
+                           headers=as_role("REGISTERED_USER")).status_code == 403
+
+
+class TestDeleteRequests:
+    def test_deletes_those_not_being_processed(self, client, rt, exploit, sample_model):
+        from featurehub.services.fem.worker import claim, process_pending
+
+        process_pending(rt)
+        granted = client.post(f"{BASE}/features", json=creation(feature("a"), feature("b")),
+                              headers=exploit).json()["granted"]
+        with rt.sessions() as session:
+            claim(session, worker_id="deleting-test", batch_size=1)
+        response = client.request("DELETE", f"{BASE}/requests/delete/CREATION", headers=exploit,
+                                  json={"providerIds": ["a", "b"]})
+        assert response.json() == {"totalRequested": 2, "totalHandled": 1,
+                                   "message": "1 request(s) deleted, 1 being processed left."}
+        assert client.get(f"{BASE}/requests/{granted['b']}", headers=exploit).status_code == 404
+
+
+class TestSearchFeatures:
+    def test_filters(self, client, exploit, create):
+        far = {"type": "Point", "coordinates": [100, -40]}
+        create(feature("near"), feature("far", geometry=far))
+        search = f"{BASE}/admin/features"
+
+        def ids(criteria, **params):
+            response = client.post(search, json=criteria, headers=exploit, params=params)
+            assert response.status_code == 200, response.text
+            return [f["content"]["id"] for f in response.json()["content"]]
+
+        assert ids({}, sort="providerId") == ["far", "near"]
+        assert ids({"bbox": [0, 42, 3, 45]}) == ["near"]
+        assert ids({"bbox": [99, -41, 101, -39]}) == ["far"]
+        assert ids({"providerIds": ["far"]}) == ["far"]
+        assert ids({"model": "sample_product", "session": "session-1",
+                    "sessionOwner": "owner-1", "last": True}, sort="providerId,desc") == [
+            "near", "far"]
+        assert ids({"model": "other"}) == []
+        assert ids({"disseminationStatus": "PENDING"}) == []
+        assert ids({"disseminationStatus": "NONE"}, sort="providerId") == ["far", "near"]
+        assert ids({"lastUpdate": {"before": "2000-01-01T00:00:00Z"}}) == []
+
+    def test_pages(self, client, exploit, create):
+        create(feature("p1"), feature("p2"), feature("p3"))
+        body = client.post(f"{BASE}/admin/features", json={}, headers=exploit,
+                           params={"size": 2, "page": 1, "sort": "providerId"}).json()
+        assert [f["content"]["id"] for f in body["content"]] == ["p3"]
+        assert body["page"] == {"number": 1, "size": 2, "totalElements": 3, "totalPages": 2}
+
+    def test_pending_dissemination_with_configured_recipients(self, client, exploit, as_role,
+                                                              create):
+        response = client.put(f"{BASE}/settings/dissemination_recipients",
+                              headers=as_role("ADMIN"),
+                              json={"name": "dissemination_recipients", "value": ["catalog"]})
+        assert response.status_code == 200
+        stored = create(feature("awaited"))["awaited"]
+        assert (stored["disseminationStatus"], stored["disseminationInfo"]) == (
+            "PENDING", [{"recipient": "catalog", "status": "PENDING"}])
+
+
+class TestGetFeature:
+    def test_unknown_is_404(self, client, exploit):
+        response = client.get(f"{BASE}/admin/features/URN:FEATURE:DATA:x:y:V1", headers=exploit)
+        assert response.json() == problem(404, "Feature URN:FEATURE:DATA:x:y:V1 does not exist.")
+
+    def test_feature_of_another_project_is_404(self, client, create, other_project):
+        stored = create(feature("mine"))["mine"]
+        response = client.get(f"{BASE}/admin/features/{stored['urn']}",
+                              headers=other_project.headers("EXPLOIT"))
+        assert response.status_code == 404
+
+
+MODELS = f"{BASE}/models"
+SMALL = {"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+
+
+class TestModels:
+    def test_put_get_list_delete(self, client, as_role):
+        admin = as_role("ADMIN")
+        put = client.put(f"{MODELS}/small", json={**SMALL, "description": "d"}, headers=admin)
+        assert put.json() == {"content": {"name": "small", "description": "d",
+                                          "schema": SMALL["schema"], "revision": 1,
+                                          "source": "project"}, "links": []}
+        again = client.put(f"{MODELS}/small", json=SMALL, headers=admin)
+        assert again.json()["content"]["revision"] == 2
+        assert client.get(f"{MODELS}/small", headers=admin).json() == again.json()
+        listed = client.get(MODELS, headers=admin).json()
+        assert [m["content"]["name"] for m in listed["content"]] == ["small"]
+        assert client.delete(f"{MODELS}/small", headers=admin).json() == {"content": None,
+                                                                          "links": []}
+        assert client.get(f"{MODELS}/small", headers=admin).status_code == 404
+
+    def test_a_changed_model_applies_to_the_next_request(self, client, as_role, exploit):
+        admin = as_role("ADMIN")
+        client.put(f"{MODELS}/small", json=SMALL, headers=admin)
+        item = feature("x", model="small", properties={"a": "text"}, files=None)
+        first = client.post(f"{BASE}/features", json=creation(item), headers=exploit).json()
+        assert first["denied"] == {"x": "Property 'a' of model 'small': \"text\" is not of type "
+                                        "\"integer\"."}
+        client.put(f"{MODELS}/small", headers=admin, json={"schema": {
+            "type": "object", "properties": {"a": {"type": "string"}}}})
+        second = client.post(f"{BASE}/features", json=creation(item), headers=exploit).json()
+        assert list(second["granted"]) == ["x"]
+
+    def test_delete_refused_while_features_use_it(self, client, as_role, create):
+        create(feature("user"))
+        response = client.delete(f"{MODELS}/sample_product", headers=as_role("ADMIN"))
+        assert response.json() == problem(
+            409, "Model 'sample_product' is used by 1 feature(s); it cannot be deleted.")
+
+    def test_delete_refused_while_requests_name_it(self, client, as_role, exploit,
+                                                   sample_model):
+        client.post(f"{BASE}/features", json=creation(feature("later")), headers=exploit)
+        response = client.delete(f"{MODELS}/sample_product", headers=as_role("ADMIN"))
+        assert response.status_code == 409
+
+    @pytest.mark.parametrize(("schema", "detail"), [
+        ({"type": "array"}, "Model 'bad': the schema describes an object (\"type\": \"object\") "
+                            "and declares its \"properties\"."),
+        ({"type": "object", "properties": {"a": {"type": "colour"}}},
+         "Model 'bad': invalid JSON Schema: "),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+          "properties": {}},
+         "Model 'bad': the schema is JSON Schema draft 2020-12 ($schema "
+         "https://json-schema.org/draft/2020-12/schema), not "
+         "http://json-schema.org/draft-07/schema#."),
+    ])
+    def test_invalid_schema_is_422(self, client, as_role, schema, detail):
+        response = client.put(f"{MODELS}/bad", json={"schema": schema}, headers=as_role("ADMIN"))
+        assert response.status_code == 422
+        assert response.json()["detail"].startswith(detail)
+
+    def test_name_mismatch_is_422(self, client, as_role):
+        response = client.put(f"{MODELS}/one", json={**SMALL, "name": "two"},
+                              headers=as_role("ADMIN"))
+        assert response.json() == problem(
+            422, "The model name in the body ('two') is not the one in the path ('one').")
+
+    def test_exploit_cannot_put_403(self, client, exploit):
+        assert client.put(f"{MODELS}/x", json=SMALL, headers=exploit).status_code == 403
+
+    def test_unknown_delete_is_404(self, client, as_role):
+        assert client.delete(f"{MODELS}/nope", headers=as_role("ADMIN")).status_code == 404
+
+
+class TestModelsDirectory:
+    def test_models_of_the_directory_serve_every_project(self, project, tmp_path):
+        (tmp_path / "sample_product.json").write_text(json.dumps(SAMPLE_MODEL))
+        (tmp_path / "broken.json").write_text("{")
+        with project.runtime.sessions() as session:
+            listed, total = datamodels.list_models(session, project_id=project.id,
+                                                   models_dir=tmp_path, offset=0, limit=10)
+            found = datamodels.resolve_models(session, project_id=project.id,
+                                              names=["sample_product"], models_dir=tmp_path)
+        assert ([m.name for m in listed], total) == (["sample_product"], 1)
+        assert listed[0].source == "directory"
+        assert found["sample_product"].creation_problem({}) == (
+            "Missing required property 'mission' of model 'sample_product'.")
+
+
+STORAGES = f"{BASE}/storages"
+
+
+class TestStorages:
+    def test_put_get_list_delete(self, client, as_role, tmp_path):
+        admin = as_role("PROJECT_ADMIN")
+        body = {"plugin": "local", "configuration": {"root": str(tmp_path)}}
+        put = client.put(f"{STORAGES}/disk", json=body, headers=admin)
+        expected = {"name": "disk", **body, "source": "project"}
+        assert put.json() == {"content": expected, "links": []}
+        assert client.get(f"{STORAGES}/disk", headers=admin).json()["content"] == expected
+        assert client.get(STORAGES, headers=admin).json()["content"] == [
+            {"content": expected, "links": []}]
+        assert client.delete(f"{STORAGES}/disk", headers=admin).status_code == 200
+        assert client.get(f"{STORAGES}/disk", headers=admin).status_code == 404
+
+    def test_relative_root_is_422(self, client, as_role):
+        response = client.put(f"{STORAGES}/disk", headers=as_role("PROJECT_ADMIN"),
+                              json={"plugin": "local", "configuration": {"root": "relative"}})
+        assert response.json() == problem(
+            422, "Storage 'disk': configuration.root is an absolute directory.")
+
+    def test_admin_cannot_change_storages_403(self, client, as_role, tmp_path):
+        response = client.put(f"{STORAGES}/disk", headers=as_role("ADMIN"), json={
+            "plugin": "local", "configuration": {"root": str(tmp_path)}})
+        assert response.status_code == 403
+
+    def test_settings_file_locations(self, project, tmp_path):
+        from featurehub.services.fem import storages
+
+        settings_file = tmp_path / "storages.json"
+        settings_file.write_text(json.dumps({"storages": [
+            {"project": project.name, "name": "file-disk", "plugin": "local",
+             "configuration": {"root": str(tmp_path)}},
+            {"project": "*", "name": "shared", "plugin": "local",
+             "configuration": {"root": str(tmp_path)}},
+            {"project": "someone-else", "name": "theirs", "plugin": "local",
+             "configuration": {"root": str(tmp_path)}}]}))
+        with project.runtime.sessions() as session:
+            found = storages.list_locations(session, project_id=project.id,
+                                            project=project.name, settings_file=settings_file)
+            assert [(f.name, f.source) for f in found] == [("file-disk", "settings-file"),
+                                                           ("shared", "settings-file")]
+            with pytest.raises(Exception, match="comes from the storage settings file"):
+                storages.delete_location(session, project_id=project.id, project=project.name,
+                                         name="shared", settings_file=settings_file)
