@@ -93,6 +93,44 @@ def _client_create(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# ---- rs-fem: feature workers ----
+
+def _worker(args: argparse.Namespace, settings: Settings) -> int:
+    import signal
+
+    from featurehub.app import build_runtime
+    from featurehub.services.fem.worker import FeatureWorker, WorkerOptions, process_pending
+
+    runtime = build_runtime(settings)
+    options = WorkerOptions(batch_size=args.batch_size, lease_seconds=args.lease_seconds,
+                            poll_seconds=args.poll_seconds)
+    if args.once:
+        print(f"featurehub: {process_pending(runtime, options=options)} request(s) processed")
+        runtime.stop()
+        return 0
+    worker = FeatureWorker(runtime, options)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: worker.stop_soon())
+    print(f"featurehub: feature worker {options.worker_id} on {_safe_url(settings)}", flush=True)
+    worker.run_forever()
+    runtime.stop()
+    return 0
+
+
+def _add_worker_command(commands: argparse._SubParsersAction) -> None:
+    worker = commands.add_parser(
+        "worker", help="process granted rs-fem requests (any number of them on PostgreSQL)")
+    worker.add_argument("--once", action="store_true",
+                        help="process what is pending, then exit")
+    worker.add_argument("--batch-size", type=int, default=1000,
+                        help="requests taken per batch (default 1000)")
+    worker.add_argument("--lease-seconds", type=float, default=600.0,
+                        help="a batch not finished after this is taken back (default 600)")
+    worker.add_argument("--poll-seconds", type=float, default=1.0,
+                        help="wait between polls of an empty queue (default 1)")
+    worker.set_defaults(run=_worker)
+
+
 def _safe_url(settings: Settings) -> str:
     from sqlalchemy.engine import make_url
 
@@ -138,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_create.add_argument("--role", default="EXPLOIT", help="role of its tokens")
     client_create.add_argument("--client-id", help="default: generated")
     client_create.set_defaults(run=_client_create)
+    _add_worker_command(commands)
     return parser
 
 

@@ -216,6 +216,11 @@ class FeatureWorker:
         self._thread.start()
         return self
 
+    def stop_soon(self) -> None:
+        """Finish the batch under way, then leave run_forever (signal handlers)."""
+        self._stop.set()
+        self._wake.set()
+
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
