@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 import jsonschema_rs
+import orjson
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import BadRequestProblem
 from connexion.validators import VALIDATOR_MAP, JSONRequestBodyValidator
@@ -47,6 +48,16 @@ def to_json_schema(schema: Any) -> Any:
     return converted
 
 
+PARSED_BODY = "featurehub.parsed_json_body"
+
+
+def parsed_body(environ: dict[str, Any]) -> Any:
+    """The JSON body the validator parsed (and validated) for this request; None when it did
+    not (no body schema). Large bodies are then parsed once, not twice."""
+    scope = environ.get("asgi.scope") or {}
+    return (scope.get("extensions") or {}).get(PARSED_BODY)
+
+
 _compiled: dict[int, tuple[Any, Any]] = {}
 
 
@@ -71,9 +82,16 @@ class FastJSONRequestBodyValidator(JSONRequestBodyValidator):
         if not body:
             return None
         try:
-            return json.loads(body)
-        except ValueError as error:  # invalid JSON or not UTF-8/16/32 text
-            raise BadRequestProblem(detail=f"The body is not valid JSON: {error}") from error
+            parsed = orjson.loads(body)
+        except ValueError:
+            # orjson refuses what the stdlib takes (integers over 64 bits, other encodings).
+            try:
+                parsed = json.loads(body)
+            except ValueError as error:  # invalid JSON or not UTF-8/16/32 text
+                raise BadRequestProblem(detail=f"The body is not valid JSON: {error}") from error
+        # Handlers that want the body parsed once read it back (see parsed_body).
+        scope.setdefault("extensions", {})[PARSED_BODY] = parsed
+        return parsed
 
     def _validate(self, body: Any) -> dict | None:
         if not self._nullable and body is None:

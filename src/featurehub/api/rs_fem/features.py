@@ -1,8 +1,8 @@
 """Creation and patch requests.
 
-The body was validated against the contract (jsonschema-rs) on its way in; it is read here once
-with orjson and handed to the service as it is, without a pydantic model: a model of 1,000
-GeoJSON features would cost more than the whole acceptance."""
+The body was parsed and validated against the contract (jsonschema-rs) on its way in; the parsed
+body is taken over from the validator and handed to the service as it is, without a pydantic
+model: a model of 1,000 GeoJSON features would cost more than the whole acceptance."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from featurehub.runtime import current_runtime, db_session
 from featurehub.security.authorization import current_caller
 from featurehub.services.fem import acceptance
 from featurehub.services.fem.worker import wake_embedded_worker
+from featurehub.validation import parsed_body
 
 
 def _body() -> dict[str, Any]:
-    return orjson.loads(request.get_data())
+    body = parsed_body(request.environ)
+    return body if body is not None else orjson.loads(request.get_data())
 
 
 def create_features() -> tuple[dict[str, Any], int]:

@@ -10,14 +10,23 @@ from typing import Any
 from featurehub.services.fem.rules import bounding_box
 
 
+_DEFAULTS = {"dataType": "RAWDATA", "mimeType": "application/octet-stream"}
+
+
 def normalized_files(files: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Files as stored: attributes with their defaults (dataType RAWDATA, octet-stream)."""
-    return [{
-        "locations": [{"storage": location.get("storage"), "url": location["url"]}
-                      for location in file["locations"]],
-        "attributes": {"dataType": "RAWDATA", "mimeType": "application/octet-stream",
-                       **file["attributes"]},
-    } for file in files]
+    """Files as stored: attributes with their defaults (dataType RAWDATA, octet-stream),
+    locations with their storage (null for none), nothing else."""
+    normalized = []
+    for file in files:
+        attributes = file["attributes"]
+        if "dataType" not in attributes or "mimeType" not in attributes:
+            attributes = {**_DEFAULTS, **attributes}
+        locations = file["locations"]
+        if any(len(location) != 2 or "storage" not in location for location in locations):
+            locations = [{"storage": location.get("storage"), "url": location["url"]}
+                         for location in locations]
+        normalized.append({"locations": locations, "attributes": attributes})
+    return normalized
 
 
 def is_online(file: Mapping[str, Any], storages: Collection[str]) -> bool:

@@ -25,7 +25,7 @@ def record(session: Session, entries: Sequence[dict[str, Any]]) -> None:
         return
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": OUTBOX_LOCK})
-    session.execute(insert(OutboxEntry), list(entries))
+    session.execute(insert(OutboxEntry.__table__), list(entries))
 
 
 def request_event(*, project_id: int, created: datetime, type_: str, request_id: str,

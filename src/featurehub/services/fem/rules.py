@@ -117,9 +117,16 @@ _SHAPES = {
 }
 
 
+_NUMBERS = (int, float)
+
+
 def _is_position(value: Any) -> bool:
-    return (isinstance(value, list) and 2 <= len(value) <= 4
-            and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in value))
+    if type(value) is not list or not 2 <= len(value) <= 4:
+        return False
+    for number in value:
+        if type(number) not in _NUMBERS:  # bool is an int subclass: refused here
+            return False
+    return True
 
 
 def _positions(coordinates: Any, depth: int) -> Iterator[Sequence[float]]:
@@ -142,8 +149,14 @@ def _coordinates_valid(kind: str, coordinates: Any, depth: int) -> bool:
         if kind in ("Polygon", "MultiPolygon"):
             if len(coordinates) < 4 or coordinates[0] != coordinates[-1]:
                 return False
-        return all(_is_position(position) for position in coordinates)
-    return all(_coordinates_valid(kind, item, depth - 1) for item in coordinates)
+        for position in coordinates:
+            if not _is_position(position):
+                return False
+        return True
+    for item in coordinates:
+        if not _coordinates_valid(kind, item, depth - 1):
+            return False
+    return True
 
 
 def _count(coordinates: Any, depth: int) -> int:

@@ -78,7 +78,8 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
         or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
             other.step.in_(RUNNING_STEPS)),
     )
-    rows = session.execute(
+    # Core rows (no ORM loading): a batch is a thousand rows with their features.
+    rows = session.connection().execute(
         select(*CLAIMED_COLUMNS)
         .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
         .order_by(FeatureRequest.priority, FeatureRequest.id)
@@ -186,9 +187,7 @@ class FeatureWorker:
                     failed.failed(request, failure.step, failure.reason)
             outcome = processing.finish(session, ready, now=now, sources=self.sources,
                                         contexts=contexts, stored=stored)
-            if failed.request_updates:
-                session.execute(update(FeatureRequest), failed.request_updates)
-                processing.outbox.record(session, failed.entries)
+            processing.record_outcome(session, failed)
             session.commit()
             lost = len(requests) - len(held)
             if lost:
