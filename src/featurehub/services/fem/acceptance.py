@@ -7,7 +7,7 @@ named, the urns given, then one INSERT of every request row."""
 
 from __future__ import annotations
 
-import uuid
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,13 @@ from featurehub.services.fem.lifecycle import (
     PRIORITIES,
 )
 from featurehub.services.fem.rules import MAX_PROVIDER_ID, files_problem, geometry_problem
-from featurehub.services.fem.urns import ENTITY_TYPES, InvalidUrn, parse_urn, product_uuid
+from featurehub.services.fem.urns import (
+    ENTITY_TYPES,
+    InvalidUrn,
+    parse_urn,
+    product_uuid,
+    random_uuid,
+)
 
 FILE_UPDATE_MODES = ("APPEND", "REPLACE")
 
@@ -112,8 +118,11 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _identifier_problem(value: str, member: str) -> str | None:
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+    if _CONTROL.search(value):
         return f"The feature's {member} contains control characters."
     return None
 
@@ -125,7 +134,7 @@ def _request_row(batch: _Batch, *, type_: str, priority: int, feature: Mapping[s
     urn = _text(feature.get("urn"))
     model = _text(feature.get("model"))
     return {
-        "request_id": str(uuid.uuid4()), "project_id": batch.project_id, "type": type_,
+        "request_id": random_uuid(), "project_id": batch.project_id, "type": type_,
         "state": GRANTED, "step": LOCAL_DELAYED, "priority": priority, "product_key": None,
         "provider_id": provider_id.replace("\x00", "") if provider_id else None,
         "urn": urn.replace("\x00", "") if urn else None,

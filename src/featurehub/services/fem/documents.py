@@ -9,7 +9,6 @@ from typing import Any
 
 from featurehub.services.fem.rules import bounding_box
 
-
 _DEFAULTS = {"dataType": "RAWDATA", "mimeType": "application/octet-stream"}
 
 

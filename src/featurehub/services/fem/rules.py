@@ -27,8 +27,13 @@ def canonical_algorithm(name: str) -> tuple[str, str, int] | None:
     return ALGORITHMS.get(name.upper())
 
 
+_PLAIN_URL = re.compile(r"^(?:https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?|file://)/[^\s\x00-\x1f\x7f]*$")
+
+
 def url_problem(url: str) -> str | None:
     """Why `url` is not a usable URL, or None."""
+    if _PLAIN_URL.match(url):
+        return None
     if _BLANK.search(url):
         return "contains blanks or control characters"
     try:
