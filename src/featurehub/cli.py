@@ -99,9 +99,15 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
     import signal
 
     from featurehub.app import build_runtime
-    from featurehub.services.fem.worker import FeatureWorker, WorkerOptions, process_pending
+    from featurehub.services.fem.worker import (
+        FeatureWorker,
+        WorkerOptions,
+        process_pending,
+        tune_garbage_collector,
+    )
 
     runtime = build_runtime(settings)
+    tune_garbage_collector()
     options = WorkerOptions(batch_size=args.batch_size, lease_seconds=args.lease_seconds,
                             poll_seconds=args.poll_seconds)
     if args.once:

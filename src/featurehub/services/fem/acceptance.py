@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import utcnow
-from featurehub.db.fem import Feature, FeatureRequest
+from featurehub.db.fem import Feature, FeatureRequest, insert_rows
 from featurehub.errors import InvalidInput
 from featurehub.services.fem import outbox
 from featurehub.services.fem.datamodels import CompiledModel, resolve_models
@@ -94,8 +94,7 @@ class _Batch:
 
     def commit(self, session: Session) -> Answer:
         if self.rows:
-            # Core executemany: the ORM's bulk path costs more than the INSERT itself.
-            session.execute(insert(FeatureRequest.__table__), self.rows)
+            insert_rows(session, FeatureRequest.__table__, self.rows)
             outbox.record(session, self.events)
             session.commit()
         answer = self.answer

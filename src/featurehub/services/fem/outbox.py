@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from featurehub.db.fem import OutboxEntry
+from featurehub.db.fem import OutboxEntry, insert_rows
 
 OUTBOX_LOCK = 7_246_101
 EVENT, NOTIFICATION, OVERRIDE_NOTICE = "EVENT", "NOTIFICATION", "OVERRIDE_NOTICE"
@@ -25,7 +25,7 @@ def record(session: Session, entries: Sequence[dict[str, Any]]) -> None:
         return
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": OUTBOX_LOCK})
-    session.execute(insert(OutboxEntry.__table__), list(entries))
+    insert_rows(session, OutboxEntry.__table__, list(entries))
 
 
 def request_event(*, project_id: int, created: datetime, type_: str, request_id: str,

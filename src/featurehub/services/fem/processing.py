@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from featurehub.db.fem import Feature, FeatureRequest
+from featurehub.db.fem import Feature, FeatureRequest, insert_rows, update_rows_by_id
 from featurehub.db.platform import Project
 from featurehub.services import settings as project_settings
 from featurehub.services.fem import outbox
@@ -201,21 +201,9 @@ _REQUESTS = FeatureRequest.__table__
 _FEATURES = Feature.__table__
 
 
-def _update_by_id(session: Session, table: Any, rows: Sequence[dict[str, Any]]) -> None:
-    """One executemany UPDATE per set of columns (Core: the ORM's bulk path is slower)."""
-    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        groups[tuple(sorted(row))].append(row)
-    for columns, group in groups.items():
-        values = {name: bindparam(f"v_{name}") for name in columns if name != "id"}
-        session.execute(
-            table.update().where(table.c.id == bindparam("v_id")).values(values),
-            [{f"v_{name}": value for name, value in row.items()} for row in group])
-
-
 def record_outcome(session: Session, outcome: Outcome) -> None:
     if outcome.request_updates:
-        _update_by_id(session, _REQUESTS, outcome.request_updates)
+        update_rows_by_id(session, _REQUESTS, outcome.request_updates)
     outbox.record(session, outcome.entries)
 
 
@@ -295,7 +283,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
     if deleted:
         session.execute(delete(Feature).where(Feature.id.in_(deleted)))
     if rows:
-        session.execute(insert(Feature.__table__), rows)
+        insert_rows(session, _FEATURES, rows)
 
 
 def _merge_files(current: list[dict[str, Any]], supplied: list[dict[str, Any]],
@@ -336,7 +324,7 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
             feature=feature_document({**row._mapping, **changes}, storage_names),
             session_owner=row.session_owner, session_name=row.session, changed=changed))
     if updates:
-        _update_by_id(session, _FEATURES, updates)
+        update_rows_by_id(session, _FEATURES, updates)
 
 
 def _patched(row: Mapping[str, Any], request: Any, model: CompiledModel | None,

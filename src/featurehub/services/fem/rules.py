@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -134,14 +134,6 @@ def _is_position(value: Any) -> bool:
     return True
 
 
-def _positions(coordinates: Any, depth: int) -> Iterator[Sequence[float]]:
-    if depth == 0:
-        yield coordinates
-        return
-    for item in coordinates:
-        yield from _positions(item, depth - 1)
-
-
 def _coordinates_valid(kind: str, coordinates: Any, depth: int) -> bool:
     """The nesting of `coordinates` and the RFC 7946 minimum sizes, in one pass."""
     if depth == 0:
@@ -212,9 +204,11 @@ def bounding_box(geometry: Mapping[str, Any] | None) -> tuple[float, float, floa
             return None
         return (min(b[0] for b in boxes), min(b[1] for b in boxes),
                 max(b[2] for b in boxes), max(b[3] for b in boxes))
-    positions = list(_positions(geometry["coordinates"], _DEPTH[geometry["type"]]))
-    if not positions:
+    lists = [geometry["coordinates"]]
+    for _ in range(_DEPTH[geometry["type"]]):  # flatten down to the list of positions
+        lists = [item for nested in lists for item in nested]
+    if not lists:
         return None
-    xs = [position[0] for position in positions]
-    ys = [position[1] for position in positions]
+    xs = [position[0] for position in lists]
+    ys = [position[1] for position in lists]
     return min(xs), min(ys), max(xs), max(ys)
