@@ -1,5 +1,7 @@
 """rs-fem handlers (feature manager)."""
 
+import logging
+
 from featurehub.api.rs_fem.admin_features import download_file, get_feature, search_features
 from featurehub.api.rs_fem.events import list_events
 from featurehub.api.rs_fem.features import create_features, patch_features
@@ -14,6 +16,10 @@ from featurehub.api.rs_fem.requests import (
 from featurehub.api.rs_fem.storages import delete_storage, get_storage, list_storages, put_storage
 from featurehub.api.settings import delete_setting, get_settings, update_setting
 from featurehub.services.fem import settings as _settings  # noqa: F401  (definitions)
+
+# POST and PATCH /features take application/json and application/geo+json: connexion warns about
+# it at every call (it picks the JSON schema, the same for both).
+logging.getLogger("connexion.operations.openapi3").setLevel(logging.ERROR)
 
 __all__ = [
     "create_features", "delete_model", "delete_requests", "delete_setting", "delete_storage",
