@@ -103,6 +103,13 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
 def feature(number: int) -> dict:
     item = copy.deepcopy(SAMPLE)
     item["id"] = f"bench-{number:06d}"
@@ -187,6 +194,8 @@ def run(backend: str, database_url: str, args: argparse.Namespace, workdir: Path
             "post_1_feature_ms": {"p50": round(statistics.median(latencies), 2),
                                   "p99": round(latencies[int(len(latencies) * 0.99) - 1], 2)},
             "peak_rss_mb": {"server": peak_rss_mb(processes[0].pid),
+                            "embedded_workers": [peak_rss_mb(child)
+                                                 for child in children(processes[0].pid)],
                             **({"workers": [peak_rss_mb(p.pid) for p in processes[1:]]}
                                if processes[1:] else {})},
         }

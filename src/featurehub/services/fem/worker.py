@@ -288,12 +288,35 @@ class EmbeddedWorkerProcess:
         self._process.join(timeout=30)
 
 
+def embedded_worker_count(runtime: Any) -> int:
+    """SQLite has one writer at a time: one worker. PostgreSQL lets workers write side by
+    side: one per core, at most 4 (more can run as `featurehub worker`)."""
+    if runtime.settings.is_sqlite:
+        return 1
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class EmbeddedWorkers:
+    """The embedded worker processes, woken and stopped together."""
+
+    def __init__(self, runtime: Any, count: int) -> None:
+        self.processes = [EmbeddedWorkerProcess(runtime) for _ in range(count)]
+
+    def wake(self) -> None:
+        for process in self.processes:
+            process.wake()
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.stop()
+
+
 def start_embedded_worker(runtime: Any) -> None:
     """APP_STARTED hook: the feature worker of `featurehub serve`, in a child process where
     fork exists, else in a thread."""
     tune_garbage_collector()  # for the API process too: acceptance parses large bodies
     if "fork" in multiprocessing.get_all_start_methods():
-        runtime.workers[EMBEDDED] = EmbeddedWorkerProcess(runtime)
+        runtime.workers[EMBEDDED] = EmbeddedWorkers(runtime, count=embedded_worker_count(runtime))
     else:
         runtime.workers[EMBEDDED] = FeatureWorker(runtime).start()
 
