@@ -305,3 +305,51 @@ class TestSessions:
                 counters["runningReferencingRequests"]) == (3, 1, 0)
         assert client.get(f"{BASE}/sessions", params={"session": "other"},
                           headers=exploit).json() == []
+
+
+class TestConcurrentWorkers:
+    def test_workers_sharing_the_queue_process_each_request_once_in_order(
+            self, client, rt, exploit, sample_model):
+        from featurehub.services.fem.worker import FeatureWorker
+
+        process_pending(rt)
+        # Five versions of each of 20 products, and 100 single products.
+        features = [feature(f"shared-{n % 20}", properties={**feature()["properties"],
+                                                             "orbit": n})
+                    for n in range(100)] + [feature(f"single-{n}") for n in range(100)]
+        response = client.post(f"{BASE}/features", json=creation(*features), headers=exploit)
+        assert response.json()["denied"] == {}
+        workers = [FeatureWorker(rt, WorkerOptions(batch_size=7, worker_id=f"w{n}"))
+                   for n in range(3)]
+        errors = []
+
+        def drain(worker):
+            try:
+                while worker.run_once():
+                    pass
+            except Exception as error:  # noqa: BLE001 - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=drain, args=(worker,)) for worker in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        process_pending(rt)  # whatever a worker found blocked by another's running request
+        assert errors == []
+        found = client.post(f"{BASE}/admin/features", headers=exploit,
+                            params={"size": 1000, "sort": "providerId"},
+                            json={"providerIds": [f"shared-{n}" for n in range(20)]}).json()
+        versions: dict[str, list[tuple[int, bool, int]]] = {}
+        for item in found["content"]:
+            content = item["content"]
+            versions.setdefault(content["id"], []).append(
+                (content["version"], content["last"], content["properties"]["orbit"]))
+        assert len(versions) == 20
+        for n in range(20):
+            # Acceptance order is version order: orbit n, n + 20, n + 40, ...
+            assert sorted(versions[f"shared-{n}"]) == [
+                (v + 1, v == 4, n + 20 * v) for v in range(5)]
+        singles = client.post(f"{BASE}/requests/search/CREATION", headers=exploit,
+                              json={"states": ["SUCCESS"]}, params={"size": 1}).json()
+        assert singles["page"]["totalElements"] == 200
