@@ -295,3 +295,11 @@ class TestStorages:
             with pytest.raises(Exception, match="comes from the storage settings file"):
                 storages.delete_location(session, project_id=project.id, project=project.name,
                                          name="shared", settings_file=settings_file)
+
+
+def test_dates_at_the_edge_of_the_calendar_are_clamped(client, exploit):
+    response = client.post(f"{BASE}/admin/features", headers=exploit, json={
+        "lastUpdate": {"after": "0001-01-01T00:00:00+00:04",
+                       "before": "9999-12-31T23:59:59-00:04"}})
+    assert response.status_code == 200
+    assert response.json()["page"]["totalElements"] == 0

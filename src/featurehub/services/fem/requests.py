@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Select, delete, func, select, update
@@ -61,9 +61,15 @@ def date_filter(value: str | None, member: str) -> datetime | None:
     if value is None:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as error:
         raise InvalidInput(f"{member} is not an ISO 8601 date-time: '{value}'.") from error
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # an offset that pushes year 1 or 9999 out of range: clamp
+        return (datetime.min if moment.year == 1 else datetime.max).replace(tzinfo=UTC)
 
 
 def _filtered(project_id: int, type_: str, criteria: Mapping[str, Any]) -> list[Any]:
