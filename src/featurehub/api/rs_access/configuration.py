@@ -17,7 +17,7 @@ def get_configuration(applicationId: str, scope: str | None = None) -> Any:  # n
     """The application's UI configuration; 204 when it has none."""
     stored = configuration.get_configuration(
         db_session(), project_id=current_caller().project_id, application_id=applicationId)
-    return Response(status=204) if stored is None else wrap(stored)
+    return Response(status=204, mimetype="application/json") if stored is None else wrap(stored)
 
 
 def create_configuration(applicationId: str, body: dict[str, Any]) -> dict[str, Any]:  # noqa: N803
