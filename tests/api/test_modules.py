@@ -162,7 +162,8 @@ class TestUpdateModule:
     def test_unknown_is_404(self, client, as_role):
         response = client.put(f"{BASE}/424242", json=MODULE, headers=as_role("PROJECT_ADMIN"))
         assert response.status_code == 404
-        assert response.json() == problem(404, "Module 424242 of application 'user' does not exist.")
+        assert response.json() == problem(
+            404, "Module 424242 of application 'user' does not exist.")
 
     def test_exploit_role_is_403(self, client, as_role):
         assert client.put(f"{BASE}/1", json=MODULE, headers=as_role("EXPLOIT")).status_code == 403

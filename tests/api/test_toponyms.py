@@ -69,7 +69,8 @@ class TestListToponyms:
         assert [t["content"]["businessId"] for t in body["content"]] == [
             "Country_FRA", "Country_DEU", "Country_CIV"]
         assert body["content"][0] == {"content": visible(
-            body["content"][0], "Country_FRA", "France", "France", SQUARE, "BOX(0 0,1 1)"), "links": []}
+            body["content"][0], "Country_FRA", "France", "France", SQUARE, "BOX(0 0,1 1)"),
+            "links": []}
         assert body["page"] == {"number": 0, "size": 20, "totalElements": 3, "totalPages": 1}
 
     def test_sorts_on_french_label_and_pages(self, client, areas):
@@ -363,7 +364,8 @@ class TestCountries:
         france = client.get(f"{BASE}/Country_FRA", params={"scope": project.name,
                                                            "simplified": "true"}).json()
         assert france["content"]["geometry"]["type"] == "MultiPolygon"
-        assert france["content"]["copyright"] == "Natural Earth (public domain), naturalearthdata.com"
+        assert france["content"]["copyright"] == (
+            "Natural Earth (public domain), naturalearthdata.com")
 
 
 class TestToponymCommands:

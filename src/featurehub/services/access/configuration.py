@@ -56,7 +56,8 @@ def get_layout(session: Session, *, project_id: int, application_id: str) -> Lay
     return Layout(id=stored.id, applicationId=application_id, layout=stored.layout)
 
 
-def save_layout(session: Session, *, project_id: int, application_id: str, layout: Layout) -> Layout:
+def save_layout(session: Session, *, project_id: int, application_id: str,
+                layout: Layout) -> Layout:
     if layout.applicationId.root != application_id:
         raise Unprocessable(f"The layout of the body is for application "
                             f"'{layout.applicationId.root}', not '{application_id}'.")
@@ -77,7 +78,8 @@ def save_layout(session: Session, *, project_id: int, application_id: str, layou
     return Layout(id=stored.id, applicationId=application_id, layout=stored.layout)
 
 
-def _configuration(session: Session, project_id: int, application_id: str) -> UIConfiguration | None:
+def _configuration(session: Session, project_id: int,
+                   application_id: str) -> UIConfiguration | None:
     return session.scalars(select(UIConfiguration).where(
         UIConfiguration.project_id == project_id,
         UIConfiguration.application_id == application_id)).first()

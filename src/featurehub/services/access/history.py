@@ -70,6 +70,7 @@ def _check_owner(session: Session, project_id: int, role: str, caller_email: str
                  account_email: str) -> None:
     if caller_email is not None and caller_email == account_email:
         return
-    if role == "INSTANCE_ADMIN" or "ADMIN" in {r.name for r in role_chain(session, project_id, role)}:
+    if role == "INSTANCE_ADMIN" or "ADMIN" in {
+            r.name for r in role_chain(session, project_id, role)}:
         return
     raise Forbidden(f"Role {role} reaches only the caller's own search history.")

@@ -65,7 +65,8 @@ def update_module(session: Session, *, project_id: int, application_id: str, mod
     return to_model(stored)
 
 
-def delete_module(session: Session, *, project_id: int, application_id: str, module_id: int) -> None:
+def delete_module(session: Session, *, project_id: int, application_id: str,
+                  module_id: int) -> None:
     session.delete(_module(session, project_id, application_id, module_id))
     session.commit()
 

@@ -235,7 +235,8 @@ def _refuse_constant(name: str) -> float:
 # -- hooks ------------------------------------------------------------------------------------
 
 def load_into_new_project(session: Session, project: Any) -> None:
-    """PROJECT_CREATED: every new project starts with the world's countries (FEATUREHUB_LOAD_TOPONYMS)."""
+    """PROJECT_CREATED: every new project starts with the world's countries, unless
+    FEATUREHUB_LOAD_TOPONYMS is false."""
     from featurehub.settings import Settings
 
     settings = session.info.get("settings") or Settings.from_env()
