@@ -170,6 +170,12 @@ class TestSearchToponyms:
             response.json()[0], "Country_DEU", "Germany", "Allemagne", None, "BOX(5 47,15 55)",
             with_geometry=False), "links": []}]
 
+    def test_search_route_is_not_taken_for_a_business_id(self, client, areas):
+        response = client.get(f"{BASE}/search", params={"scope": areas.name})
+        assert response.status_code == 200
+        assert [t["content"]["businessId"] for t in response.json()] == [
+            "Country_FRA", "Country_DEU", "Country_CIV"]
+
     def test_french_locale_matches_and_sorts_on_french_labels(self, client, areas):
         found = client.get(f"{BASE}/search", params={
             "scope": areas.name, "partialLabel": "CÔTE", "locale": "fr"}).json()
