@@ -32,6 +32,8 @@ def build_runtime(settings: Settings) -> Runtime:
     engine = make_engine(settings.database_url)
     upgrade(engine)
     sessions = make_session_factory(engine)
+    # Hooks that run outside a request (project creation) read the settings from their session.
+    sessions.configure(info={"settings": settings})
     endpoints = all_endpoints(settings.openapi_dir, AUTHORIZED_MICROSERVICES)
     with sessions() as session:
         keys = KeyRing.load(session, key_file=settings.jwt_private_key_file,

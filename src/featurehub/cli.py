@@ -135,6 +135,36 @@ def _add_worker_command(commands: argparse._SubParsersAction) -> None:
     worker.add_argument("--poll-seconds", type=float, default=1.0,
                         help="wait between polls of an empty queue (default 1)")
     worker.set_defaults(run=_worker)
+# -- rs-access: toponyms ------------------------------------------------------------------------
+
+def _toponyms_load(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from featurehub.app import build_runtime
+    from featurehub.services import projects
+    from featurehub.services.access import toponyms
+
+    runtime = build_runtime(settings)
+    with runtime.sessions() as session:
+        project = projects.find_project(session, args.project)
+        count = toponyms.load_toponyms(session, project_id=project.id,
+                                       path=Path(args.file) if args.file else toponyms.COUNTRIES)
+        session.commit()
+    runtime.stop()
+    print(f"featurehub: {count} toponyms loaded into project '{args.project}'")
+    return 0
+
+
+def _toponyms_purge(_args: argparse.Namespace, settings: Settings) -> int:
+    from featurehub.app import build_runtime
+    from featurehub.services.access import toponyms
+
+    runtime = build_runtime(settings)
+    with runtime.sessions() as session:
+        count = toponyms.purge_expired(session)
+    runtime.stop()
+    print(f"featurehub: {count} expired toponyms purged")
+    return 0
 
 
 def _safe_url(settings: Settings) -> str:
@@ -183,6 +213,19 @@ def build_parser() -> argparse.ArgumentParser:
     client_create.add_argument("--client-id", help="default: generated")
     client_create.set_defaults(run=_client_create)
     _add_worker_command(commands)
+
+    # rs-access
+    toponym = commands.add_parser("toponyms", help="toponyms (named areas) of rs-access")
+    toponym_actions = toponym.add_subparsers(dest="toponyms_command", required=True,
+                                             metavar="ACTION")
+    toponym_load = toponym_actions.add_parser(
+        "load", help="load toponyms (default: the world's countries) into a project")
+    toponym_load.add_argument("--project", required=True)
+    toponym_load.add_argument("--file", help="GeoJSON FeatureCollection (.geojson or .geojson.gz) "
+                                             "whose features carry businessId, labelEn, labelFr")
+    toponym_load.set_defaults(run=_toponyms_load)
+    toponym_actions.add_parser("purge", help="delete the expired registered toponyms").set_defaults(
+        run=_toponyms_purge)
     return parser
 
 

@@ -2,7 +2,7 @@
 #   filename:  rs-access.yaml
 
 from __future__ import annotations
-from pydantic import BaseModel, Field, RootModel
+from pydantic import AwareDatetime, BaseModel, Field, RootModel
 from typing import Any
 
 
@@ -48,6 +48,81 @@ class Setting(BaseModel):
     value: Any | None = None
 
 
+class ApplicationName(RootModel[str]):
+    root: str = Field(..., max_length=16, min_length=1, pattern="^[A-Za-z0-9_.-]+$")
+
+
+class Page(BaseModel):
+    customIconURL: str | None = Field(None, max_length=2048)
+    home: bool | None = None
+    iconType: str | None = Field(None, max_length=64)
+    title: str | None = Field(None, max_length=255)
+
+
+class Module(BaseModel):
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
+    active: bool
+    applicationId: ApplicationName
+    conf: str | None = Field(None, description="A JSON document.", max_length=1000000)
+    container: str = Field(..., max_length=255)
+    description: str = Field(..., max_length=64)
+    page: Page | None = None
+    type: str = Field(..., max_length=32)
+
+
+class Configuration(BaseModel):
+    configuration: str = Field(..., max_length=1000000)
+
+
+class Layout(BaseModel):
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
+    applicationId: ApplicationName
+    layout: str = Field(..., description="A JSON object.", max_length=1000000)
+
+
+class SearchHistory(BaseModel):
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
+    name: str = Field(..., max_length=128, min_length=1)
+    configuration: str = Field(..., max_length=1000000)
+
+
+class ToponymGeometry(BaseModel):
+    type: str
+    coordinates: list[Any] | None = None
+
+
+class ToponymMetadata(BaseModel):
+    author: str | None = None
+    creationDate: AwareDatetime | None = None
+    expirationDate: AwareDatetime | None = None
+    project: str | None = None
+
+
+class Toponym(BaseModel):
+    boundingBox: str | None = Field(
+        None, description="`BOX(minx miny,maxx maxy)` in degrees."
+    )
+    businessId: str
+    copyright: str | None = None
+    description: str | None = None
+    geometry: ToponymGeometry | None = None
+    labelEn: str
+    labelFr: str
+    toponymMetadata: ToponymMetadata | None = None
+    visible: bool
+
+
+class ToponymRegistration(BaseModel):
+    feature: str = Field(
+        ...,
+        description="A GeoJSON Feature or geometry, as a string.",
+        max_length=5000000,
+        min_length=1,
+    )
+    user: str | None = Field(None, max_length=255)
+    project: str | None = Field(None, max_length=128)
+
+
 class Links(RootModel[list[Link]]):
     root: list[Link]
 
@@ -60,6 +135,49 @@ class EmptyWrapper(BaseModel):
 class SettingWrapper(BaseModel):
     content: Setting
     links: Links
+
+
+class ModuleWrapper(BaseModel):
+    content: Module
+    links: Links
+
+
+class ModulePage(BaseModel):
+    content: list[ModuleWrapper]
+    links: Links
+    page: PageMetadata
+
+
+class ConfigurationWrapper(BaseModel):
+    content: Configuration
+    links: Links
+
+
+class LayoutWrapper(BaseModel):
+    content: Layout
+    links: Links
+
+
+class SearchHistoryWrapper(BaseModel):
+    content: SearchHistory
+    links: Links
+
+
+class SearchHistoryPage(BaseModel):
+    content: list[SearchHistoryWrapper]
+    links: Links
+    page: PageMetadata
+
+
+class ToponymWrapper(BaseModel):
+    content: Toponym
+    links: Links
+
+
+class ToponymPage(BaseModel):
+    content: list[ToponymWrapper]
+    links: Links
+    page: PageMetadata
 
 
 class ThemeWrapper(BaseModel):

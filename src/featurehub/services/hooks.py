@@ -11,10 +11,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 # "module:function" called with (session, project) inside the creating transaction.
-PROJECT_CREATED: list[str] = []
+PROJECT_CREATED: list[str] = [
+    "featurehub.services.access.toponyms:load_into_new_project",
+]
 # "module:function" called with (runtime) once the application is built.
 APP_STARTED: list[str] = [
     "featurehub.services.fem.worker:start_embedded_worker",
+    "featurehub.services.access.toponyms:start_purge_worker",
 ]
 
 
