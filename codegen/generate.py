@@ -26,12 +26,18 @@ INIT = '"""Pydantic models generated from openapi/ by codegen/generate.py. Do no
 
 
 def module_name(spec: Path) -> str:
-    return spec.stem.replace("-", "_")
+    """`rs-admin.yaml` -> rs_admin; a part of it, `rs-admin/users.yaml` -> rs_admin_users."""
+    return "_".join(spec.relative_to(SPECS).with_suffix("").parts).replace("-", "_")
 
 
 def validate_spec(spec: Path) -> None:
     document, base_uri = read_from_filename(str(spec))
     validate(document, base_uri=base_uri)
+
+
+def defines_schemas(spec: Path) -> bool:
+    document, _ = read_from_filename(str(spec))
+    return bool(document.get("components", {}).get("schemas"))
 
 
 def generate(spec: Path, output: Path) -> None:
@@ -47,10 +53,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args()
 
-    specs = sorted(SPECS.glob("*.yaml"))
+    # A microservice's contract may be split: `<service>.yaml` includes the path items of the
+    # documents in `<service>/`, each a valid document of its own.
+    specs = sorted(SPECS.glob("*.yaml")) + sorted(SPECS.glob("*/*.yaml"))
     for spec in specs:
         validate_spec(spec)
-    services = specs
+    # A document that only includes others' path items has no schemas of its own: no models.
+    services = [spec for spec in specs if defines_schemas(spec)]
 
     stale: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,3 @@
+"""rs-admin: accesses (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""rs-admin: notifications (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""rs-admin: resources (being written)."""
+
+__all__: list[str] = []

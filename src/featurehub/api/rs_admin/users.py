@@ -1,0 +1,3 @@
+"""rs-admin: users (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""Administration services (rs-admin)."""
