@@ -1,3 +1,3 @@
 """Imports every table module so that Base.metadata is complete (alembic, tests)."""
 
-from featurehub.db import access, fem, platform  # noqa: F401
+from featurehub.db import access, admin, fem, platform  # noqa: F401

@@ -1,0 +1,83 @@
+"""rs-admin tables: notifications, their recipients (read state and e-mail delivery), the
+recipients' delivery settings, and the cursors of the feeds turned into notifications."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from featurehub.db.base import Base, UTCDateTime, utcnow
+
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Notification(Base):
+    """A message to users and roles of a project, as it was created."""
+
+    __tablename__ = "admin_notifications"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    level: Mapped[str] = mapped_column(String(8))
+    title: Mapped[str] = mapped_column(String(255))
+    message: Mapped[str] = mapped_column(Text)
+    mime_type: Mapped[str] = mapped_column(String(255), default="text/plain")
+    sender: Mapped[str] = mapped_column(String(255))
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    role_recipients: Mapped[list[str]] = mapped_column(JSON, default=list)
+    user_recipients: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+class NotificationRecipient(Base):
+    """One person a notification reaches (resolved when it is created): their read state,
+    and its e-mail delivery to them. Deleting a notification for one person deletes this row
+    only; the others keep theirs.
+
+    Delivery claims a row (`claimed_by`, `claimed_at`) with a conditional UPDATE, sends, then
+    sets `sent`; a claim older than the lease is taken back (its scheduler died)."""
+
+    __tablename__ = "admin_notification_recipients"
+    __table_args__ = (UniqueConstraint("notification_id", "email"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    notification_id: Mapped[int] = mapped_column(
+        ForeignKey("admin_notifications.id", ondelete="CASCADE"))
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    email: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(8), default="UNREAD")
+    sent: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class NotificationSettings(Base):
+    """How often one user of a project is e-mailed (no row: IMMEDIATE_ONLY). `last_digest` is
+    when their last digest went out; schedulers take a digest by moving it (compare-and-set)."""
+
+    __tablename__ = "admin_notification_settings"
+    __table_args__ = (UniqueConstraint("project_id", "email"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    email: Mapped[str] = mapped_column(String(255))
+    frequency: Mapped[str] = mapped_column(String(16), default="IMMEDIATE_ONLY")
+    days: Mapped[int] = mapped_column(Integer, default=1)
+    hours: Mapped[int] = mapped_column(Integer, default=0)
+    last_digest: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class FeedCursor(Base):
+    """The last entry of a feed (the rs-fem outbox) already turned into notifications."""
+
+    __tablename__ = "admin_feed_cursors"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_id: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+Index("ix_admin_notifications_project", Notification.project_id, Notification.created)
+Index("ix_admin_notification_recipients_user", NotificationRecipient.project_id,
+      NotificationRecipient.email)
+Index("ix_admin_notification_recipients_unsent", NotificationRecipient.sent)
