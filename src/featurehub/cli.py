@@ -135,6 +135,41 @@ def _add_worker_command(commands: argparse._SubParsersAction) -> None:
     worker.add_argument("--poll-seconds", type=float, default=1.0,
                         help="wait between polls of an empty queue (default 1)")
     worker.set_defaults(run=_worker)
+# ---- rs-admin: notification scheduler ----
+
+def _scheduler(args: argparse.Namespace, settings: Settings) -> int:
+    import signal
+
+    from featurehub.app import build_runtime
+    from featurehub.services.admin.scheduler import NotificationScheduler
+
+    runtime = build_runtime(settings)
+    scheduler = NotificationScheduler(runtime.sessions, smtp_url=settings.smtp_url,
+                                      sender=settings.smtp_from, poll_seconds=args.poll_seconds)
+    if args.once:
+        report = scheduler.tick()
+        print(f"featurehub: {report.notified} notification(s) raised, {report.sent} e-mail(s) "
+              f"sent")
+        runtime.stop()
+        return 0
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: scheduler.stop_soon())
+    print(f"featurehub: notification scheduler on {_safe_url(settings)}", flush=True)
+    scheduler.run_forever()
+    runtime.stop()
+    return 0
+
+
+def _add_scheduler_command(commands: argparse._SubParsersAction) -> None:
+    scheduler = commands.add_parser(
+        "scheduler", help="e-mail rs-admin notifications (FEATUREHUB_SMTP_URL); any number of "
+                          "them may run, each notification is sent once")
+    scheduler.add_argument("--once", action="store_true", help="one round, then exit")
+    scheduler.add_argument("--poll-seconds", type=float, default=10.0,
+                           help="wait between rounds (default 10)")
+    scheduler.set_defaults(run=_scheduler)
+
+
 # -- rs-access: toponyms ------------------------------------------------------------------------
 
 def _toponyms_load(args: argparse.Namespace, settings: Settings) -> int:
@@ -213,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_create.add_argument("--client-id", help="default: generated")
     client_create.set_defaults(run=_client_create)
     _add_worker_command(commands)
+    _add_scheduler_command(commands)
 
     # rs-access
     toponym = commands.add_parser("toponyms", help="toponyms (named areas) of rs-access")

@@ -35,6 +35,8 @@ class Settings:
     models_dir: Path | None = None
     storage_settings_file: Path | None = None
     smtp_url: str | None = None
+    # Sender address of the notification e-mails.
+    smtp_from: str = "featurehub@localhost"
     amqp_url: str | None = None
     load_toponyms: bool = True
     # Microservices served by this process; `direct` serves one of them at the root path.
@@ -69,6 +71,8 @@ class Settings:
             values["storage_settings_file"] = Path(get("FEATUREHUB_STORAGE_SETTINGS_FILE", ""))
         if get("FEATUREHUB_SMTP_URL"):
             values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
+        if get("FEATUREHUB_SMTP_FROM"):
+            values["smtp_from"] = get("FEATUREHUB_SMTP_FROM")
         if get("FEATUREHUB_AMQP_URL"):
             values["amqp_url"] = get("FEATUREHUB_AMQP_URL")
         values["validate_responses"] = _bool(get("FEATUREHUB_VALIDATE_RESPONSES"), False)

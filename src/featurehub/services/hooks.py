@@ -18,6 +18,7 @@ PROJECT_CREATED: list[str] = [
 APP_STARTED: list[str] = [
     "featurehub.services.fem.worker:start_embedded_worker",
     "featurehub.services.access.toponyms:start_purge_worker",
+    "featurehub.services.admin.scheduler:start_embedded_scheduler",
 ]
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from featurehub.api.rs_fem.bodies import optional_json
-from featurehub.runtime import db_session
+from featurehub.runtime import current_runtime, db_session
 from featurehub.security.authorization import current_caller
 from featurehub.services.admin import notifications
 from featurehub.services.admin.notifications import READ, UNREAD, Reader
+from featurehub.services.admin.scheduler import wake_embedded_scheduler
 from featurehub.web import PageRequest, paged_result, wrap
 
 __all__ = [
@@ -39,6 +40,7 @@ def createNotification(body: dict[str, Any]) -> tuple[dict[str, Any], int]:  # n
     created = notifications.create_notification(
         db_session(), project_id=caller.project_id, body=body,
         caller=caller.email or caller.client_id or "")
+    wake_embedded_scheduler(current_runtime())
     return wrap(created), 201
 
 
