@@ -18,10 +18,16 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from featurehub.db.admin import NotificationRecipient
+from featurehub.db.admin import Notification, NotificationRecipient
 from featurehub.db.base import utcnow
 from featurehub.services.admin.notifications import notify
-from featurehub.services.admin.scheduler import NotificationScheduler, SmtpServer, claim
+from featurehub.services.admin.scheduler import (
+    NotificationScheduler,
+    SmtpServer,
+    claim,
+    consume_override_notices,
+)
+from featurehub.services.fem import outbox
 from tests.api.fem.conftest import create, exploit, feature, process, sample_model  # noqa: F401
 
 BASE = "/rs-admin/api/v1/notifications"
@@ -277,6 +283,33 @@ class TestOverrideNotices:
             assert message.get_content().strip() == expected
         assert client.post(BASE, json={}, headers=bearer(project, exploiter)).json()[
             "content"] == []
+
+
+    def test_each_notice_is_consumed_once_batch_after_batch(self, project, rt):
+        with rt.sessions() as session:
+            outbox.record(session, [
+                outbox.override_notice(project_id=project.id, created=utcnow(),
+                                       replaced=f"URN:V{number}", replaced_by="URN:NEXT",
+                                       provider_id=f"p{number}") for number in range(3)]
+                + [outbox.request_event(project_id=project.id, created=utcnow(),
+                                        type_="CREATION", request_id="r", request_owner="o",
+                                        provider_id="p", urn=None, state="SUCCESS",
+                                        errors=None)])
+            session.commit()
+
+        def raised() -> list[str]:
+            with rt.sessions() as session:
+                return sorted(session.scalars(select(Notification.message).where(
+                    Notification.project_id == project.id)))
+
+        with rt.sessions() as session:
+            while consume_override_notices(session, batch_size=2):
+                pass
+        assert raised() == [f"Version URN:V{number} of product 'p{number}' was overridden by "
+                            f"URN:NEXT and deleted." for number in range(3)]
+        with rt.sessions() as session:
+            consume_override_notices(session)
+        assert len(raised()) == 3
 
 
 class TestSmtpUrl:

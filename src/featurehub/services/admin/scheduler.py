@@ -362,27 +362,30 @@ def consume_override_notices(session: Session, *, batch_size: int = 500) -> int:
     """Turn the rs-fem outbox's OVERRIDE_NOTICE entries into notifications to ADMIN (and so
     the roles above it and PROJECT_ADMIN), each exactly once: the notifications and the
     feed's cursor are committed together, the cursor row locked meanwhile (PostgreSQL; SQLite
-    writers are serialised). The outbox commits its ids in increasing order."""
+    writers are serialised). The outbox commits its ids in increasing order, so every entry
+    up to the highest id seen is there; the others (events, feature notifications, most of
+    the outbox) are passed over without being read."""
     cursor = session.scalars(select(FeedCursor).where(FeedCursor.name == OVERRIDES_FEED)
                              .with_for_update()).one()
+    top = session.scalar(select(func.max(OutboxEntry.id)).where(
+        OutboxEntry.id > cursor.last_id))
+    if top is None:
+        session.commit()
+        return 0
     entries = session.execute(
-        select(OutboxEntry.id, OutboxEntry.kind, OutboxEntry.project_id, OutboxEntry.body)
-        .where(OutboxEntry.id > cursor.last_id)
-        .order_by(OutboxEntry.id).limit(batch_size * 10)).all()
-    notified = 0
+        select(OutboxEntry.id, OutboxEntry.project_id, OutboxEntry.body)
+        .where(OutboxEntry.id > cursor.last_id, OutboxEntry.id <= top,
+               OutboxEntry.kind == OVERRIDE_NOTICE)
+        .order_by(OutboxEntry.id).limit(batch_size)).all()
     for entry in entries:
-        if entry.kind != OVERRIDE_NOTICE:
-            continue
         body = entry.body or {}
         notify(session, project_id=entry.project_id, level="INFO",
                title="Product version overridden",
                message=body.get("message") or f"Version {body.get('urn')} was overridden.",
                sender="rs-fem", role_recipients=["ADMIN"])
-        notified += 1
-    if entries:
-        cursor.last_id = entries[-1].id
+    cursor.last_id = entries[-1].id if len(entries) == batch_size else top
     session.commit()
-    return notified
+    return len(entries)
 
 
 def start_embedded_scheduler(runtime: Any) -> None:
