@@ -28,6 +28,7 @@ from featurehub.services.admin.scheduler import (
     consume_override_notices,
 )
 from featurehub.services.fem import outbox
+from tests.api.admin.test_notifications import add_custom_role
 from tests.api.fem.conftest import create, exploit, feature, process, sample_model  # noqa: F401
 
 BASE = "/rs-admin/api/v1/notifications"
@@ -109,10 +110,31 @@ def set_frequency(client, project, user: str, **settings: Any) -> None:
     assert response.status_code == 200, response.text
 
 
+def run_together(schedulers: list[NotificationScheduler], work: Any) -> None:
+    """Run `work(scheduler)` for each scheduler in its own thread, started together."""
+    barrier = threading.Barrier(len(schedulers))
+    failures: list[BaseException] = []
+
+    def run(instance: NotificationScheduler) -> None:
+        try:
+            barrier.wait()
+            work(instance)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(instance,)) for instance in schedulers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == []
+
+
 class TestImmediate:
-    def test_a_role_notification_is_mailed_at_once_and_read_in_the_list(
+    def test_a_role_notification_reaches_a_custom_role_above_it_at_once(
             self, client, project, rt, smtp):
-        person = project.user("EXPLOIT")
+        add_custom_role(project, "OPERATOR", parent="EXPLOIT")
+        person = project.user("OPERATOR")
         admin = bearer(project, project.user("PROJECT_ADMIN"))
         created = client.post(f"{BASE}/create", json={
             "level": "WARNING", "title": "Storage full", "message": "Free some space.",
@@ -197,27 +219,24 @@ class TestOnce:
         users = [project.user("ADMIN") for _ in range(3)]
         for number in range(20):
             raise_notification(project, title=f"n{number}", roles=["ADMIN"])
-        schedulers = [scheduler(rt, smtp.url), scheduler(rt, smtp.url)]
-        barrier = threading.Barrier(len(schedulers))
-        failures: list[BaseException] = []
-
-        def run(instance: NotificationScheduler) -> None:
-            try:
-                barrier.wait()
-                for _ in range(3):
-                    instance.tick()
-            except BaseException as error:  # noqa: BLE001 - reported below
-                failures.append(error)
-
-        threads = [threading.Thread(target=run, args=(instance,)) for instance in schedulers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
-        assert failures == []
+        run_together([scheduler(rt, smtp.url), scheduler(rt, smtp.url)],
+                     lambda instance: [instance.tick() for _ in range(3)])
         for user in users:
             subjects = sorted(message["Subject"] for message in smtp.inbox.to(user))
             assert subjects == sorted(f"[{project.name}] INFO: n{number}" for number in range(20))
+
+    def test_two_schedulers_at_once_send_one_digest(self, client, project, rt, smtp):
+        users = [project.user("REGISTERED_USER") for _ in range(3)]
+        for user in users:
+            set_frequency(client, project, user, frequency="WEEKLY")
+        for number in range(5):
+            raise_notification(project, title=f"d{number}", users=users)
+        due = utcnow() + timedelta(days=7, seconds=1)
+        run_together([scheduler(rt, smtp.url), scheduler(rt, smtp.url)],
+                     lambda instance: [instance.tick(now=due) for _ in range(3)])
+        for user in users:
+            [digest] = smtp.inbox.to(user)
+            assert digest["Subject"] == f"[{project.name}] 5 notification(s)"
 
     def test_a_row_claimed_by_one_scheduler_cannot_be_claimed_by_another(self, project, rt):
         user = project.user("REGISTERED_USER")
