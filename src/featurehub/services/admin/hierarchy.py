@@ -53,5 +53,6 @@ def managed_role(session: Session, *, project_id: int, caller_role: str, role_na
     if role_name not in roles:
         raise NotFound(f"Role '{role_name}' does not exist.")
     if not manages(roles, caller_role, role_name):
-        raise Forbidden(f"Role {caller_role} cannot manage role {role_name}, which is not below it.")
+        raise Forbidden(
+            f"Role {caller_role} cannot manage role {role_name}, which is not below it.")
     return roles[role_name]
