@@ -72,7 +72,7 @@ class TestCreateRole:
 
     def test_parent_is_required(self, client, as_role):
         response = client.post(BASE, json={"name": "x"}, headers=as_role("PROJECT_ADMIN"))
-        assert response.json() == problem(400, "Role 'x' needs a parentRole.")
+        assert response.json() == problem(422, "Role 'x' needs a parentRole.")
 
     def test_existing_name_is_409(self, client, as_role):
         response = client.post(BASE, json={"name": "EXPLOIT", "parentRole": {"name": "PUBLIC"}},
@@ -255,10 +255,10 @@ class TestRoleResources:
         response = client.delete(f"{BASE}/EXPLOIT/resources/99999999", headers=admin)
         assert response.json() == problem(404, "Resource access 99999999 does not exist.")
 
-    def test_unnamed_access_is_400(self, client, as_role):
+    def test_unnamed_access_is_422(self, client, as_role):
         response = client.post(f"{BASE}/EXPLOIT/resources", json={"verb": "GET"},
                                headers=as_role("PROJECT_ADMIN"))
-        assert response.status_code == 400
+        assert response.status_code == 422
 
     def test_not_held_by_the_role_is_404(self, client, as_role):
         admin = as_role("PROJECT_ADMIN")

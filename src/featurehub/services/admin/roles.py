@@ -11,7 +11,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from featurehub.db.platform import ProjectUser, ResourceAccess, Role, RoleResource
-from featurehub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from featurehub.errors import Conflict, Forbidden, InvalidInput, NotFound, Unprocessable
 from featurehub.models.rs_admin_roles import ParentRole, ResourceAccessReference
 from featurehub.models.rs_admin_roles import ResourceAccess as ResourceAccessModel
 from featurehub.models.rs_admin_roles import Role as RoleModel
@@ -86,7 +86,7 @@ def descendants(session: Session, *, project_id: int, name: str) -> list[RoleMod
 def create_role(session: Session, *, project_id: int, caller_role: str,
                 role: RoleModel) -> RoleModel:
     if role.parentRole is None:
-        raise InvalidInput(f"Role '{role.name}' needs a parentRole.")
+        raise Unprocessable(f"Role '{role.name}' needs a parentRole.")
     roles = project_roles(session, project_id)
     if role.name in roles:
         raise Conflict(f"Role '{role.name}' already exists.")
@@ -176,7 +176,7 @@ def find_access(session: Session, *, project_id: int,
         label = (f"Resource access {reference.resource}@{reference.verb.root} of "
                  f"{reference.microservice}")
     else:
-        raise InvalidInput("Name the resource access by id, or by microservice, resource and verb.")
+        raise Unprocessable("Name the resource access by id, or by microservice, resource and verb.")
     access = session.scalars(query).first()
     if access is None:
         raise NotFound(f"{label} does not exist.")
