@@ -63,8 +63,14 @@ def role_chain(session: Session, project_id: int, role_name: str) -> list[Role]:
 
 def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
                resource: str, verb: str) -> bool:
-    if role in ALWAYS_GRANTED:
+    if role == "INSTANCE_ADMIN":
         return True
+    if role in ALWAYS_GRANTED:
+        # PROJECT_ADMIN holds everything of its project but what is reserved to the instance.
+        return session.scalars(select(ResourceAccess.id).where(
+            ResourceAccess.project_id == project_id, ResourceAccess.microservice == microservice,
+            ResourceAccess.resource == resource, ResourceAccess.verb == verb,
+            ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)).first() is None
     # The role and the roles below it, walked in the database: one query per request.
     chain = (select(Role.id, Role.parent_id)
              .where(Role.project_id == project_id, Role.name == role)

@@ -30,8 +30,9 @@ from sqlalchemy.orm import Session
 
 from featurehub.db.admin import Notification, NotificationRecipient, NotificationSettings
 from featurehub.db.base import utcnow
-from featurehub.db.platform import ALWAYS_GRANTED, ProjectUser, Role
+from featurehub.db.platform import ALWAYS_GRANTED, ProjectUser
 from featurehub.errors import NotFound, Unprocessable
+from featurehub.services.admin import hierarchy
 from featurehub.services.fem.requests import date_filter
 from featurehub.web import PageRequest, order_by
 
@@ -46,27 +47,16 @@ DEFAULT_SETTINGS = {"frequency": "IMMEDIATE_ONLY", "days": 1, "hours": 0}
 def roles_reached(session: Session, *, project_id: int, role_names: Iterable[str]) -> set[int]:
     """Ids of the roles a notification to `role_names` reaches: each role, every role whose
     parent chain holds it, and the roles that are always granted."""
-    roles = {role.id: role for role in session.scalars(
-        select(Role).where(Role.project_id == project_id))}
-    by_name = {role.name: role for role in roles.values()}
-    targets = set()
+    roles = hierarchy.project_roles(session, project_id)
     for name in role_names:
-        if name not in by_name:
+        if name not in roles:
             raise Unprocessable(f"Role '{name}' does not exist in this project.")
-        targets.add(by_name[name].id)
+    targets = set(role_names)
     if not targets:
         return set()
-    reached = {role.id for role in roles.values() if role.name in ALWAYS_GRANTED}
-    for role in roles.values():
-        seen: set[int] = set()
-        current: Role | None = role
-        while current is not None and current.id not in seen:
-            if current.id in targets:
-                reached.add(role.id)
-                break
-            seen.add(current.id)
-            current = roles.get(current.parent_id) if current.parent_id is not None else None
-    return reached
+    return {role.id for role in roles.values()
+            if role.name in ALWAYS_GRANTED
+            or any(above.name in targets for above in hierarchy.chain(roles, role.name))}
 
 
 def notify(session: Session, *, project_id: int, level: str, title: str, message: str,
