@@ -38,7 +38,6 @@ from featurehub.web import PageRequest, order_by
 
 LEVELS = ("INFO", "WARNING", "ERROR", "FATAL")
 READ, UNREAD = "READ", "UNREAD"
-FREQUENCIES = ("NEVER", "IMMEDIATE_ONLY", "DAILY", "WEEKLY", "MONTHLY", "CUSTOM")
 DEFAULT_SETTINGS = {"frequency": "IMMEDIATE_ONLY", "days": 1, "hours": 0}
 
 
@@ -56,7 +55,7 @@ def roles_reached(session: Session, *, project_id: int, role_names: Iterable[str
         return set()
     return {role.id for role in roles.values()
             if role.name in ALWAYS_GRANTED
-            or any(above.name in targets for above in hierarchy.chain(roles, role.name))}
+            or any(link.name in targets for link in hierarchy.chain(roles, role.name))}
 
 
 def notify(session: Session, *, project_id: int, level: str, title: str, message: str,
