@@ -539,6 +539,17 @@ class TestRouting:
         response = client.get(f"{USERS}{path}", headers=project.headers("PROJECT_ADMIN"))
         assert response.status_code == status, response.text
 
+    def test_email_named_like_a_segment_is_looked_up_by_email(self, client, project):
+        response = client.get(f"{USERS}/email/metadatas", headers=project.headers("EXPLOIT"))
+        assert response.json() == problem(404, "User 'metadatas' does not exist.")
+
+    def test_resources_of_an_email_and_metadata_of_an_id(self, client, project):
+        email = project.user("REGISTERED_USER")
+        admin = project.headers("PROJECT_ADMIN")
+        assert client.get(f"{USERS}/{email}/resources", headers=admin).json() == []
+        user_id = user_id_of(project, email)
+        assert client.get(f"{USERS}/{user_id}/metadatas", headers=admin).json() == []
+
 
 class TestWalkthrough:
     def test_manual_request_accept_login_myuser_and_refusal(self, client, project):
@@ -576,3 +587,188 @@ class TestWalkthrough:
         assert refused.status_code == 403
         assert refused.json() == problem(
             403, "Role REGISTERED_USER does not hold the access /users/search@POST.")
+
+
+class TestMetadata:
+    def test_created_metadata_is_read_and_replaced(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org", metadata=[
+            {"key": "b", "value": "2"}, {"key": "a", "value": "1", "visibility": "HIDDEN"}])
+        response = client.get(f"{USERS}/{user['id']}/metadatas", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 200
+        assert [(m["content"]["key"], m["content"]["value"], m["content"]["visibility"])
+                for m in response.json()] == [("a", "1", "HIDDEN"), ("b", "2", "READABLE")]
+        assert all(m["links"] == [] for m in response.json())
+        response = client.put(f"{USERS}/{user['id']}/metadatas", headers=admin,
+                              json=[{"key": "c", "value": "3", "visibility": "WRITEABLE"}])
+        assert response.status_code == 200
+        assert [(m["content"]["key"], m["content"]["value"], m["content"]["visibility"])
+                for m in response.json()] == [("c", "3", "WRITEABLE")]
+        assert client.get(f"{USERS}/{user['id']}/metadatas",
+                          headers=admin).json() == response.json()
+
+    def test_delete_removes_all(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org", metadata=[{"key": "a"}])
+        response = client.delete(f"{USERS}/{user['id']}/metadatas", headers=admin)
+        assert response.status_code == 200
+        assert response.json() == {"content": None, "links": []}
+        assert client.get(f"{USERS}/{user['id']}/metadatas", headers=admin).json() == []
+
+    def test_key_longer_than_64_is_400(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org")
+        response = client.put(f"{USERS}/{user['id']}/metadatas", json=[{"key": "k" * 65}],
+                              headers=admin)
+        assert response.status_code == 400
+
+    def test_value_longer_than_255_is_400(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org")
+        response = client.put(f"{USERS}/{user['id']}/metadatas",
+                              json=[{"key": "k", "value": "v" * 256}], headers=admin)
+        assert response.status_code == 400
+
+    def test_missing_key_is_400(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org")
+        response = client.put(f"{USERS}/{user['id']}/metadatas", json=[{"value": "v"}],
+                              headers=admin)
+        assert response.status_code == 400
+
+    def test_duplicate_keys_are_422(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        user = create(client, admin, "meta@example.org")
+        response = client.put(f"{USERS}/{user['id']}/metadatas",
+                              json=[{"key": "k"}, {"key": "k"}], headers=admin)
+        assert response.status_code == 422
+
+    def test_unknown_user_is_404(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        assert client.get(f"{USERS}/999999/metadatas", headers=admin).status_code == 404
+        assert client.put(f"{USERS}/999999/metadatas", json=[], headers=admin).status_code == 404
+        assert client.delete(f"{USERS}/999999/metadatas", headers=admin).status_code == 404
+
+    def test_instance_admins_metadata_by_project_admin_is_403(self, client, project):
+        email = project.user("INSTANCE_ADMIN")
+        user_id = user_id_of(project, email)
+        response = client.put(f"{USERS}/{user_id}/metadatas", json=[],
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 403
+
+    def test_roles_too_low(self, client, project):
+        assert client.get(f"{USERS}/1/metadatas",
+                          headers=project.headers("REGISTERED_USER")).status_code == 403
+        assert client.put(f"{USERS}/1/metadatas", json=[],
+                          headers=project.headers("ADMIN")).status_code == 403
+        assert client.delete(f"{USERS}/1/metadatas",
+                             headers=project.headers("ADMIN")).status_code == 403
+        assert client.get(f"{USERS}/1/metadatas").status_code == 401
+
+
+def access_id(project, resource, verb, microservice="rs-admin"):
+    from featurehub.db.platform import ResourceAccess
+
+    with project.runtime.sessions() as session:
+        return session.scalars(select(ResourceAccess.id).where(
+            ResourceAccess.project_id == project.id, ResourceAccess.microservice == microservice,
+            ResourceAccess.resource == resource, ResourceAccess.verb == verb)).one()
+
+
+def access_body(access_id):
+    return {"id": access_id, "controllerSimpleName": "users", "defaultRole": "EXPLOIT",
+            "microservice": "rs-admin", "resource": "/users/search", "verb": "POST"}
+
+
+class TestUserResources:
+    def test_an_extra_access_lets_the_user_call_the_endpoint(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        email, person = own_headers(project)
+        assert client.post(f"{USERS}/search", json={}, headers=person).status_code == 403
+        search_id = access_id(project, "/users/search", "POST")
+        response = client.put(f"{USERS}/{email}/resources", json=[access_body(search_id)],
+                              headers=admin)
+        assert response.status_code == 200
+        assert response.json() == [{"content": {
+            "id": search_id, "controllerSimpleName": "users", "defaultRole": "EXPLOIT",
+            "description": response.json()[0]["content"]["description"],
+            "microservice": "rs-admin", "resource": "/users/search", "verb": "POST"},
+            "links": []}]
+        assert client.post(f"{USERS}/search", json={}, headers=person).status_code == 200
+        assert client.get(f"{USERS}/{email}/resources", headers=admin).json() == response.json()
+        mine = client.get(f"{USERS}/myuser", headers=person).json()["content"]
+        assert [p["id"] for p in mine["permissions"]] == [search_id]
+
+        response = client.delete(f"{USERS}/{email}/resources", headers=admin)
+        assert response.status_code == 200
+        assert response.json() == {"content": None, "links": []}
+        assert client.post(f"{USERS}/search", json={}, headers=person).status_code == 403
+        assert client.get(f"{USERS}/{email}/resources", headers=admin).json() == []
+
+    def test_granting_again_merges(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        email = project.user("REGISTERED_USER")
+        first, second = (access_id(project, "/users/search", "POST"),
+                         access_id(project, "/users/count", "GET"))
+        client.put(f"{USERS}/{email}/resources", json=[access_body(first)], headers=admin)
+        response = client.put(f"{USERS}/{email}/resources",
+                              json=[access_body(second), access_body(first)], headers=admin)
+        assert sorted(item["content"]["id"] for item in response.json()) == sorted(
+            [first, second])
+
+    def test_the_caller_grants_only_accesses_it_holds(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        granter_email, granter = own_headers(project, "EXPLOIT")
+        grant_id = access_id(project, "/users/{user_email}/resources", "PUT")
+        client.put(f"{USERS}/{granter_email}/resources", json=[access_body(grant_id)],
+                   headers=admin)
+        target = project.user("REGISTERED_USER")
+        allowed = client.put(f"{USERS}/{target}/resources",
+                             json=[access_body(access_id(project, "/users/search", "POST"))],
+                             headers=granter)
+        assert allowed.status_code == 200
+        settings_id = access_id(project, "/settings/{name}", "PUT")
+        refused = client.put(f"{USERS}/{target}/resources", json=[access_body(settings_id)],
+                             headers=granter)
+        assert refused.status_code == 403
+        assert refused.json() == problem(
+            403, "Role EXPLOIT does not hold the access /settings/{name}@PUT; it cannot grant it.")
+
+    def test_unknown_access_is_422(self, client, project):
+        email = project.user("REGISTERED_USER")
+        response = client.put(f"{USERS}/{email}/resources", json=[access_body(999999)],
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+        assert response.json() == problem(422, "Resource access 999999 does not exist.")
+
+    def test_access_of_another_project_is_422(self, client, project, other_project):
+        email = project.user("REGISTERED_USER")
+        foreign = access_id(other_project, "/users/search", "POST")
+        response = client.put(f"{USERS}/{email}/resources", json=[access_body(foreign)],
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+
+    def test_access_without_id_is_422(self, client, project):
+        email = project.user("REGISTERED_USER")
+        body = access_body(1)
+        del body["id"]
+        response = client.put(f"{USERS}/{email}/resources", json=[body],
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+
+    def test_unknown_user_is_404(self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        assert client.get(f"{USERS}/no@example.org/resources", headers=admin).status_code == 404
+        assert client.put(f"{USERS}/no@example.org/resources", json=[],
+                          headers=admin).status_code == 404
+        assert client.delete(f"{USERS}/no@example.org/resources",
+                             headers=admin).status_code == 404
+
+    def test_roles_too_low(self, client, project):
+        email = project.user("REGISTERED_USER")
+        admin_role = project.headers("ADMIN")
+        assert client.get(f"{USERS}/{email}/resources", headers=admin_role).status_code == 403
+        assert client.put(f"{USERS}/{email}/resources", json=[],
+                          headers=admin_role).status_code == 403
+        assert client.delete(f"{USERS}/{email}/resources", headers=admin_role).status_code == 403
+        assert client.get(f"{USERS}/{email}/resources").status_code == 401

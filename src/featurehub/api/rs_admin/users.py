@@ -16,6 +16,8 @@ __all__ = [
     "createUser", "retrieveProjectUserList", "exportAsCSV", "countUsers",
     "retrieveAccessRequestList", "retrieveCurrentProjectUser", "updateCurrentProjectUser",
     "retrieveProjectUserByEmail", "retrieveProjectUser", "updateProjectUser", "removeProjectUser",
+    "retrieveProjectUserMetaData", "updateProjectUserMetaData", "deleteProjectUserMetaData",
+    "retrieveProjectUserAccessRights", "updateProjectUserResources", "removeProjectUserResources",
 ]
 
 
@@ -98,4 +100,51 @@ def removeProjectUser(user_id: int) -> dict[str, Any]:  # noqa: N802
     caller = current_caller()
     accesses.remove_user(db_session(), project_id=caller.project_id, caller_role=caller.role,
                          user_id=user_id)
+    return wrap(None)
+
+
+def retrieveProjectUserMetaData(user_id: int) -> list[dict[str, Any]]:  # noqa: N802
+    """The metadata of a user."""
+    found = users.get_metadata(db_session(), project_id=current_caller().project_id,
+                               user_id=user_id)
+    return [wrap(item) for item in found]
+
+
+def updateProjectUserMetaData(user_id: int, body: list[dict[str, Any]]  # noqa: N802
+                              ) -> list[dict[str, Any]]:
+    """Replace the metadata of a user."""
+    caller = current_caller()
+    stored = users.replace_metadata(db_session(), project_id=caller.project_id,
+                                    caller_role=caller.role, user_id=user_id, metadata=body)
+    return [wrap(item) for item in stored]
+
+
+def deleteProjectUserMetaData(user_id: int) -> dict[str, Any]:  # noqa: N802
+    """Delete every metadata of a user."""
+    caller = current_caller()
+    users.delete_metadata(db_session(), project_id=caller.project_id, caller_role=caller.role,
+                          user_id=user_id)
+    return wrap(None)
+
+
+def retrieveProjectUserAccessRights(user_email: str) -> list[dict[str, Any]]:  # noqa: N802
+    """The resource accesses granted to a user beyond their role."""
+    found = users.get_user_resources(db_session(), project_id=current_caller().project_id,
+                                     email=user_email)
+    return [wrap(item) for item in found]
+
+
+def updateProjectUserResources(user_email: str, body: list[dict[str, Any]]  # noqa: N802
+                               ) -> list[dict[str, Any]]:
+    """Grant resource accesses to a user."""
+    granted = users.grant_user_resources(db_session(), caller=current_caller(), email=user_email,
+                                         accesses=body)
+    return [wrap(item) for item in granted]
+
+
+def removeProjectUserResources(user_email: str) -> dict[str, Any]:  # noqa: N802
+    """Withdraw every extra resource access of a user."""
+    caller = current_caller()
+    users.remove_user_resources(db_session(), project_id=caller.project_id,
+                                caller_role=caller.role, email=user_email)
     return wrap(None)

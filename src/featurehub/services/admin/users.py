@@ -8,11 +8,12 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, or_, select
 from sqlalchemy.orm import Session
 
-from featurehub.db.platform import ProjectUser, Role
+from featurehub.db.platform import ProjectUser, ResourceAccess, Role, UserMetadata, UserResource
 from featurehub.errors import Forbidden, InvalidInput, NotFound, Unprocessable
+from featurehub.security.authorization import Caller, is_granted
 from featurehub.services.admin import members
 from featurehub.web import PageRequest, fetch_page, order_by
 
@@ -263,3 +264,76 @@ def _apply_own_fields(user: ProjectUser, body: dict[str, Any]) -> None:
             setattr(user, column, body[field])
     if body.get("licenseAccepted") is not None:
         user.license_accepted = body["licenseAccepted"]
+
+
+# --- metadata ------------------------------------------------------------------------------------
+
+def get_metadata(session: Session, *, project_id: int, user_id: int) -> list[dict[str, Any]]:
+    user = members.find_user(session, project_id, user_id)
+    return [members.metadata_dict(item) for item in session.scalars(
+        select(UserMetadata).where(UserMetadata.project_user_id == user.id)
+        .order_by(UserMetadata.key))]
+
+
+def replace_metadata(session: Session, *, project_id: int, caller_role: str, user_id: int,
+                     metadata: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    members.check_unique_keys(metadata)
+    user = members.find_user(session, project_id, user_id)
+    members.check_may_manage(session, project_id, caller_role, user)
+    session.execute(delete(UserMetadata).where(UserMetadata.project_user_id == user.id))
+    session.add_all(members.metadata_rows(user.id, metadata))
+    session.commit()
+    return get_metadata(session, project_id=project_id, user_id=user_id)
+
+
+def delete_metadata(session: Session, *, project_id: int, caller_role: str, user_id: int) -> None:
+    replace_metadata(session, project_id=project_id, caller_role=caller_role, user_id=user_id,
+                     metadata=[])
+
+
+# --- resource accesses of one user ---------------------------------------------------------------
+
+def get_user_resources(session: Session, *, project_id: int, email: str) -> list[dict[str, Any]]:
+    user = members.find_user_by_email(session, project_id, email)
+    return [members.resource_dict(access) for access in session.scalars(
+        select(ResourceAccess)
+        .join(UserResource, UserResource.resource_access_id == ResourceAccess.id)
+        .where(UserResource.project_user_id == user.id).order_by(ResourceAccess.id))]
+
+
+def grant_user_resources(session: Session, *, caller: Caller, email: str,
+                         accesses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """updateProjectUserResources: the accesses (by id) join the user's own, merged; each must
+    exist in the project and be held by the caller."""
+    user = members.find_user_by_email(session, caller.project_id, email)
+    members.check_may_manage(session, caller.project_id, caller.role, user)
+    ids = []
+    for item in accesses:
+        if item.get("id") is None:
+            raise Unprocessable("A resource access is identified by its id; one has none.")
+        ids.append(item["id"])
+    stored = {access.id: access for access in session.scalars(select(ResourceAccess).where(
+        ResourceAccess.project_id == caller.project_id, ResourceAccess.id.in_(ids)))}
+    missing = [str(access_id) for access_id in ids if access_id not in stored]
+    if missing:
+        raise Unprocessable(f"Resource access {', '.join(missing)} does not exist.")
+    for access in stored.values():
+        if not is_granted(session, project_id=caller.project_id, role=caller.role,
+                          microservice=access.microservice, resource=access.resource,
+                          verb=access.verb, user_id=caller.user_id):
+            raise Forbidden(f"Role {caller.role} does not hold the access "
+                            f"{access.resource}@{access.verb}; it cannot grant it.")
+    held = set(session.scalars(select(UserResource.resource_access_id).where(
+        UserResource.project_user_id == user.id)))
+    session.add_all(UserResource(project_user_id=user.id, resource_access_id=access_id)
+                    for access_id in stored if access_id not in held)
+    session.commit()
+    return get_user_resources(session, project_id=caller.project_id, email=email)
+
+
+def remove_user_resources(session: Session, *, project_id: int, caller_role: str,
+                          email: str) -> None:
+    user = members.find_user_by_email(session, project_id, email)
+    members.check_may_manage(session, project_id, caller_role, user)
+    session.execute(delete(UserResource).where(UserResource.project_user_id == user.id))
+    session.commit()
