@@ -774,3 +774,58 @@ class TestUserResources:
                           headers=admin_role).status_code == 403
         assert client.delete(f"{USERS}/{email}/resources", headers=admin_role).status_code == 403
         assert client.get(f"{USERS}/{email}/resources").status_code == 401
+
+
+class TestCustomRoles:
+    """A custom role with parent EXPLOIT holds more than EXPLOIT: only the roles above EXPLOIT's
+    branch (PROJECT_ADMIN, INSTANCE_ADMIN) or the role itself may give it."""
+
+    @pytest.fixture
+    def custom(self, project):
+        with project.runtime.sessions() as session:
+            exploit = session.scalars(select(Role).where(
+                Role.project_id == project.id, Role.name == "EXPLOIT")).one()
+            session.add(Role(project_id=project.id, name="OPERATOR", parent_id=exploit.id,
+                             native=False, is_default=False, authorized_addresses=[]))
+            session.commit()
+        return "OPERATOR"
+
+    def test_project_admin_gives_it_and_the_user_logs_in_with_it(self, client, project, custom):
+        user = create(client, project.headers("PROJECT_ADMIN"), "op@example.org",
+                      roleName=custom)
+        assert (user["role"]["name"], user["role"]["parentRole"]["name"]) == (custom, "EXPLOIT")
+        token = password_grant(client, "op@example.org", "pw-123", project.name)
+        person = {"Authorization": f"Bearer {token.json()['access_token']}"}
+        assert client.post(f"{USERS}/search", json={}, headers=person).status_code == 200
+
+    @pytest.mark.parametrize("caller", ["EXPLOIT", "ADMIN"])
+    def test_a_role_beside_or_below_cannot_give_it(self, client, project, custom, caller):
+        response = client.post(USERS, json={"email": "op@example.org", "roleName": custom},
+                               headers=project.headers(caller))
+        assert response.status_code == 403
+
+    def test_the_custom_role_gives_itself_and_the_roles_below(self, client, project, custom):
+        email = project.user(custom)
+        headers = {"Authorization": f"Bearer {project.token(email, custom)}"}
+        assert create(client, headers, "a@example.org", roleName=custom)["role"]["name"] == custom
+        assert create(client, headers, "b@example.org",
+                      roleName="EXPLOIT")["role"]["name"] == "EXPLOIT"
+
+
+class TestMoreRefusals:
+    def test_external_access_for_a_member_is_409(self, client, project):
+        email = project.user("REGISTERED_USER")
+        response = client.post(f"{BASE}/accesses/external", json={"email": email},
+                               headers=project.headers("EXPLOIT"))
+        assert response.status_code == 409
+        assert response.json() == problem(
+            409, f"'{email}' is already a user of this project (ACCESS_GRANTED).")
+
+    def test_search_body_not_json_is_415(self, client, project):
+        response = client.post(f"{USERS}/search", content="x", headers={
+            **project.headers("EXPLOIT"), "Content-Type": "text/plain"})
+        assert response.status_code == 415
+
+    def test_verify_email_without_scope_is_400(self, client):
+        response = client.get(f"{BASE}/accesses/verifyEmail/abc")
+        assert response.status_code == 400
