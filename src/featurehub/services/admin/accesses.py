@@ -41,10 +41,8 @@ def grant_access(session: Session, *, project_id: int, caller_role: str,
                  request: dict[str, Any]) -> dict[str, Any]:
     """requestExternalAccess and createUser: ACCESS_GRANTED at once, with a role the caller may
     give (the default role when none is named)."""
-    role = (members.role_to_give(session, project_id, caller_role, request["roleName"])
-            if request.get("roleName") else members.default_role(session, project_id))
-    if not members.is_at_or_below(session, project_id, caller_role, role.name):
-        raise Forbidden(f"Role {caller_role} cannot give the role {role.name}, which is above it.")
+    role_name = request.get("roleName") or members.default_role(session, project_id).name
+    role = members.role_to_give(session, project_id, caller_role, role_name)
     user = members.create_member(session, project_id=project_id, request=request,
                                  status="ACCESS_GRANTED", role=role)
     session.commit()
