@@ -20,6 +20,7 @@ MICROSERVICE = admin_settings.MICROSERVICE
 
 def request_access(session: Session, *, project_id: int, request: dict[str, Any]) -> ProjectUser:
     """WAITING_ACCESS with the default role, or ACCESS_GRANTED at once in auto-accept mode."""
+    members.refuse_nul(request)
     role = members.default_role(session, project_id)
     asked = request.get("roleName")
     if asked is not None:
@@ -41,6 +42,7 @@ def grant_access(session: Session, *, project_id: int, caller_role: str,
                  request: dict[str, Any]) -> dict[str, Any]:
     """requestExternalAccess and createUser: ACCESS_GRANTED at once, with a role the caller may
     give (the default role when none is named)."""
+    members.refuse_nul(request)
     role_name = request.get("roleName") or members.default_role(session, project_id).name
     role = members.role_to_give(session, project_id, caller_role, role_name)
     user = members.create_member(session, project_id=project_id, request=request,
@@ -66,6 +68,7 @@ def remove_user(session: Session, *, project_id: int, caller_role: str, user_id:
 
 
 def verify_email(session: Session, *, project_id: int, token: str) -> None:
+    members.refuse_nul(token, "The token")
     verification = session.scalars(
         select(EmailVerification)
         .join(ProjectUser, ProjectUser.id == EmailVerification.project_user_id)
@@ -84,6 +87,7 @@ def access_settings(session: Session, *, project_id: int) -> list[settings.Setti
 
 def update_access_setting(session: Session, *, project_id: int, caller_role: str, name: str,
                           body_name: str, value: Any) -> settings.Setting:
+    members.refuse_nul(value, "The value")
     if name not in admin_settings.ACCESS_SETTINGS:
         raise NotFound(f"Setting '{name}' is not an access setting (known: "
                        f"{', '.join(admin_settings.ACCESS_SETTINGS)}).")

@@ -20,7 +20,7 @@ from featurehub.db.platform import (
     UserMetadata,
     UserResource,
 )
-from featurehub.errors import Conflict, Forbidden, NotFound, Unprocessable
+from featurehub.errors import Conflict, Forbidden, InvalidInput, NotFound, Unprocessable
 from featurehub.security.authorization import role_chain
 from featurehub.security.passwords import hash_password
 from featurehub.services.admin import settings as admin_settings
@@ -51,6 +51,20 @@ def change_status(user: ProjectUser, target: str) -> None:
             apply_transition(user, action)
             return
     raise Conflict(f"User {user.id} is {user.status}; it cannot become {target}.")
+
+
+def refuse_nul(value: Any, what: str = "The request") -> None:
+    """PostgreSQL cannot hold NUL characters in text: a string with one is refused up front."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidInput(f"{what} contains a NUL character.")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_nul(key, what)
+            refuse_nul(item, what)
+    elif isinstance(value, list):
+        for item in value:
+            refuse_nul(item, what)
 
 
 # --- roles: who may give which role, and manage whom ---------------------------------------------
@@ -102,6 +116,7 @@ def find_user(session: Session, project_id: int, user_id: int) -> ProjectUser:
 
 
 def find_user_by_email(session: Session, project_id: int, email: str) -> ProjectUser:
+    refuse_nul(email, "The email")
     user = session.scalars(select(ProjectUser).where(
         ProjectUser.project_id == project_id, ProjectUser.email == email)).first()
     if user is None:
@@ -115,6 +130,7 @@ def create_member(session: Session, *, project_id: int, request: dict[str, Any],
                   role: Role) -> ProjectUser:
     """A project user (and its account when the email is new; an existing account keeps its
     password and names)."""
+    refuse_nul(request)
     email = request["email"]
     existing = session.scalars(select(ProjectUser).where(
         ProjectUser.project_id == project_id, ProjectUser.email == email)).first()

@@ -100,6 +100,7 @@ def _date_range(column: Any, date_range: dict[str, Any] | None) -> list[ColumnEl
 
 
 def filter_conditions(session: Session, user_filter: dict[str, Any]) -> list[ColumnElement[bool]]:
+    members.refuse_nul(user_filter, "The filter")
     candidates = [
         _groups_restriction(session, user_filter.get("accessGroups")),
         _string_restriction(ProjectUser.email, user_filter.get("email")),
@@ -218,6 +219,7 @@ def update_user(session: Session, *, project_id: int, caller_role: str, user_id:
                 body: dict[str, Any]) -> dict[str, Any]:
     """updateProjectUser: names, groups, quotas, license, role (one the caller may give) and
     status (along the status machine). Metadata and permissions have their own operations."""
+    members.refuse_nul(body)
     if body.get("id") is not None and body["id"] != user_id:
         raise Unprocessable(f"The user id in the body ({body['id']}) is not the one in the path "
                             f"({user_id}).")
@@ -241,6 +243,7 @@ def update_user(session: Session, *, project_id: int, caller_role: str, user_id:
 def update_current_user(session: Session, *, project_id: int, user_id: int | None,
                         body: dict[str, Any]) -> dict[str, Any]:
     """updateCurrentProjectUser: the caller's own names and license acceptance."""
+    members.refuse_nul(body)
     user = current_user(session, project_id=project_id, user_id=user_id)
     if body.get("id") is not None and body["id"] != user.id:
         raise Forbidden(f"User {user.id} may only update their own user, not {body['id']}.")
@@ -277,6 +280,7 @@ def get_metadata(session: Session, *, project_id: int, user_id: int) -> list[dic
 
 def replace_metadata(session: Session, *, project_id: int, caller_role: str, user_id: int,
                      metadata: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    members.refuse_nul(metadata)
     members.check_unique_keys(metadata)
     user = members.find_user(session, project_id, user_id)
     members.check_may_manage(session, project_id, caller_role, user)
