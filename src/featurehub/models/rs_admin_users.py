@@ -27,7 +27,7 @@ class UserStatus(
 
 
 class MetaData(BaseModel):
-    id: int | None = None
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
     identifiable: bool | None = None
     key: str = Field(..., max_length=64, min_length=1)
     value: str | None = Field(None, max_length=255)
@@ -105,7 +105,7 @@ class ResourceAccess(BaseModel):
         "PUBLIC",
     ]
     description: str | None = Field(None, max_length=1024)
-    id: int | None = None
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
     identifiable: bool | None = None
     microservice: str = Field(..., max_length=64)
     resource: str = Field(..., max_length=512)

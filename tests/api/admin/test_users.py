@@ -873,3 +873,15 @@ class TestNulCharacters:
                               json={"name": "default_role", "value": "A\u0000"},
                               headers=project.headers("PROJECT_ADMIN"))
         assert response.status_code == 400
+
+
+class TestDateRangeEdges:
+    @pytest.mark.parametrize(("date_range", "total"), [
+        ({"after": "0001-01-01T00:00:00+14:00"}, 1),
+        ({"before": "9999-12-31T23:59:59-14:00"}, 1),
+        ({"before": "0001-01-01T00:00:00+14:00"}, 0),
+    ])
+    def test_offsets_that_leave_the_calendar_are_clamped(self, client, project, date_range,
+                                                         total):
+        body = search(client, project.headers("EXPLOIT"), {"creationDate": date_range})
+        assert body["page"]["totalElements"] == total

@@ -87,7 +87,12 @@ def _instant(text: str) -> datetime:
         value = datetime.fromisoformat(text)
     except ValueError as error:
         raise InvalidInput(f"'{text}' is not a date-time.") from error
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    value = value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # an offset that leaves the calendar: the calendar's end
+        return datetime.min.replace(tzinfo=UTC) if value.year == 1 else datetime.max.replace(
+            tzinfo=UTC)
 
 
 def _date_range(column: Any, date_range: dict[str, Any] | None) -> list[ColumnElement[bool]]:
