@@ -832,18 +832,18 @@ class TestMoreRefusals:
 
 
 class TestNulCharacters:
-    """PostgreSQL cannot store NUL in text: such strings are refused with 400 on every backend."""
+    """PostgreSQL cannot store NUL in text: such strings are refused with 422 on every backend."""
 
     def test_access_request(self, client, project):
         response = client.post(f"{BASE}/accesses", json={"email": "a\u0000@b.c"},
                                params={"scope": project.name})
-        assert response.status_code == 400
-        assert response.json() == problem(400, "The request contains a NUL character.")
+        assert response.status_code == 422
+        assert response.json() == problem(422, "The request contains a NUL character.")
 
     def test_create_user(self, client, project):
         response = client.post(USERS, json={"email": "a@b.c", "firstName": "\u0000"},
                                headers=project.headers("EXPLOIT"))
-        assert response.status_code == 400
+        assert response.status_code == 422
 
     @pytest.mark.parametrize("user_filter", [
         {"email": "a\u0000"}, {"accessGroups": {"values": ["\u0000"]}}])
@@ -851,28 +851,28 @@ class TestNulCharacters:
         headers = project.headers("EXPLOIT")
         for path in ("search", "export"):
             response = client.post(f"{USERS}/{path}", json=user_filter, headers=headers)
-            assert response.status_code == 400
-            assert response.json() == problem(400, "The filter contains a NUL character.")
+            assert response.status_code == 422
+            assert response.json() == problem(422, "The filter contains a NUL character.")
 
     def test_metadata(self, client, project):
         admin = project.headers("PROJECT_ADMIN")
         user = create(client, admin, "nul@example.org")
         response = client.put(f"{USERS}/{user['id']}/metadatas",
                               json=[{"key": "k", "value": "\u0000"}], headers=admin)
-        assert response.status_code == 400
+        assert response.status_code == 422
 
     def test_update_user(self, client, project):
         admin = project.headers("PROJECT_ADMIN")
         user = create(client, admin, "nul@example.org")
         response = client.put(f"{USERS}/{user['id']}", json={**user, "lastName": "\u0000"},
                               headers=admin)
-        assert response.status_code == 400
+        assert response.status_code == 422
 
     def test_access_setting(self, client, project):
         response = client.put(f"{BASE}/accesses/settings/default_role",
                               json={"name": "default_role", "value": "A\u0000"},
                               headers=project.headers("PROJECT_ADMIN"))
-        assert response.status_code == 400
+        assert response.status_code == 422
 
 
 class TestDateRangeEdges:

@@ -20,7 +20,7 @@ from featurehub.db.platform import (
     UserMetadata,
     UserResource,
 )
-from featurehub.errors import Conflict, Forbidden, InvalidInput, NotFound, Unprocessable
+from featurehub.errors import Conflict, Forbidden, NotFound, Unprocessable
 from featurehub.security.authorization import role_chain
 from featurehub.security.passwords import hash_password
 from featurehub.services.admin import settings as admin_settings
@@ -53,15 +53,23 @@ def change_status(user: ProjectUser, target: str) -> None:
     raise Conflict(f"User {user.id} is {user.status}; it cannot become {target}.")
 
 
+# The members of the contract's bodies whose strings reach the database (other members are ignored).
+STORED_MEMBERS = frozenset({
+    "email", "firstName", "lastName", "origin", "originUrl", "password", "requestLink",
+    "roleName", "accessGroups", "metadata", "key", "value", "visibility", "role", "name",
+    "status", "values", "origins", "roles",
+})
+
+
 def refuse_nul(value: Any, what: str = "The request") -> None:
     """PostgreSQL cannot hold NUL characters in text: a string with one is refused up front."""
     if isinstance(value, str):
         if "\x00" in value:
-            raise InvalidInput(f"{what} contains a NUL character.")
+            raise Unprocessable(f"{what} contains a NUL character.")
     elif isinstance(value, dict):
         for key, item in value.items():
-            refuse_nul(key, what)
-            refuse_nul(item, what)
+            if key in STORED_MEMBERS:
+                refuse_nul(item, what)
     elif isinstance(value, list):
         for item in value:
             refuse_nul(item, what)
