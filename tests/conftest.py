@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +50,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
         validate_responses=True,
         embedded_worker=False,
         load_toponyms=False,
+        storage_roots=(Path(tempfile.gettempdir()),),
     )
 
 

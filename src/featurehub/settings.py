@@ -34,6 +34,9 @@ class Settings:
     embedded_worker: bool = True
     models_dir: Path | None = None
     storage_settings_file: Path | None = None
+    # Directories under which a project administrator may put a local storage root through the
+    # API (locations of the storage settings file, written by the operator, are not limited).
+    storage_roots: tuple[Path, ...] = (REPO_ROOT / "var" / "storage",)
     smtp_url: str | None = None
     amqp_url: str | None = None
     load_toponyms: bool = True
@@ -67,6 +70,9 @@ class Settings:
             values["models_dir"] = Path(get("FEATUREHUB_MODELS_DIR", ""))
         if get("FEATUREHUB_STORAGE_SETTINGS_FILE"):
             values["storage_settings_file"] = Path(get("FEATUREHUB_STORAGE_SETTINGS_FILE", ""))
+        if get("FEATUREHUB_STORAGE_ROOTS"):
+            values["storage_roots"] = tuple(
+                Path(item) for item in get("FEATUREHUB_STORAGE_ROOTS", "").split(os.pathsep) if item)
         if get("FEATUREHUB_SMTP_URL"):
             values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
         if get("FEATUREHUB_AMQP_URL"):

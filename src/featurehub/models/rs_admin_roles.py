@@ -3,12 +3,24 @@
 
 from __future__ import annotations
 from pydantic import BaseModel, Field, RootModel
-from typing import Any
+from typing import Any, Literal
 
 
-class Role(BaseModel):
+class AuthorizedAddress(RootModel[str]):
+    root: str = Field(..., max_length=64)
+
+
+class ParentRole(BaseModel):
     id: int | None = None
     name: str = Field(..., max_length=128, min_length=1)
+    parentRole: dict[str, Any] | None = Field(
+        None,
+        description="The parent's own parent, recursively (a role of the same shape).",
+    )
+    authorizedAddresses: list[str] | None = None
+    identifiable: bool | None = None
+    isDefault: bool | None = None
+    isNative: bool | None = None
 
 
 class Problem(BaseModel):
@@ -45,6 +57,69 @@ class Setting(BaseModel):
     value: Any | None = None
 
 
+class Verb(
+    RootModel[
+        Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+    ]
+):
+    root: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+
+
+class DefaultRole(
+    RootModel[
+        Literal[
+            "INSTANCE_ADMIN",
+            "PROJECT_ADMIN",
+            "EXPLOIT",
+            "ADMIN",
+            "REGISTERED_USER",
+            "PUBLIC",
+        ]
+    ]
+):
+    root: Literal[
+        "INSTANCE_ADMIN",
+        "PROJECT_ADMIN",
+        "EXPLOIT",
+        "ADMIN",
+        "REGISTERED_USER",
+        "PUBLIC",
+    ]
+
+
+class ResourceAccess(BaseModel):
+    id: int | None = None
+    controllerSimpleName: str = Field(..., max_length=128, min_length=1)
+    defaultRole: DefaultRole
+    description: str | None = Field(None, max_length=4096)
+    identifiable: bool | None = None
+    microservice: str = Field(..., max_length=64, min_length=1)
+    resource: str = Field(..., max_length=512, min_length=1)
+    verb: Verb
+
+
+class ResourceAccessReference(BaseModel):
+    id: int | None = Field(None, ge=1, le=9223372036854775807)
+    controllerSimpleName: str | None = Field(None, max_length=128)
+    defaultRole: DefaultRole | None = None
+    description: str | None = Field(None, max_length=4096)
+    identifiable: bool | None = None
+    microservice: str | None = Field(None, max_length=64, min_length=1)
+    resource: str | None = Field(None, max_length=512, min_length=1)
+    verb: Verb | None = None
+
+
+class Role(BaseModel):
+    id: int | None = None
+    name: str = Field(..., max_length=128, min_length=1, pattern="^[A-Za-z0-9_.-]+$")
+    parentRole: ParentRole | None = None
+    authorizedAddresses: list[AuthorizedAddress] | None = Field(None, max_length=100)
+    identifiable: bool | None = None
+    isDefault: bool | None = None
+    isNative: bool | None = None
+    permissions: list[ResourceAccess] | None = Field(None, max_length=10000)
+
+
 class Links(RootModel[list[Link]]):
     root: list[Link]
 
@@ -59,6 +134,19 @@ class SettingWrapper(BaseModel):
     links: Links
 
 
+class ResourceAccessWrapper(BaseModel):
+    content: ResourceAccess
+    links: Links
+
+
+class ResourceAccessWrappers(RootModel[list[ResourceAccessWrapper]]):
+    root: list[ResourceAccessWrapper]
+
+
 class RoleWrapper(BaseModel):
     content: Role
-    links: Links | None = None
+    links: Links
+
+
+class RoleWrappers(RootModel[list[RoleWrapper]]):
+    root: list[RoleWrapper]

@@ -66,8 +66,14 @@ def is_granted(session: Session, *, project_id: int, role: str, microservice: st
                resource: str, verb: str, user_id: int | None = None) -> bool:
     """The role, a role below it, or (given the user) the user's own extra accesses hold the
     resource access."""
-    if role in ALWAYS_GRANTED:
+    if role == "INSTANCE_ADMIN":
         return True
+    if role in ALWAYS_GRANTED:
+        # PROJECT_ADMIN holds everything of its project but what is reserved to the instance.
+        return session.scalars(select(ResourceAccess.id).where(
+            ResourceAccess.project_id == project_id, ResourceAccess.microservice == microservice,
+            ResourceAccess.resource == resource, ResourceAccess.verb == verb,
+            ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)).first() is None
     # The role and the roles below it, walked in the database: one query per request.
     chain = (select(Role.id, Role.parent_id)
              .where(Role.project_id == project_id, Role.name == role)

@@ -271,6 +271,14 @@ class TestStorages:
         assert response.json() == problem(
             422, "Storage 'disk': configuration.root is an absolute directory.")
 
+    def test_root_outside_the_allowed_directories_is_422(self, client, as_role, rt):
+        response = client.put(f"{STORAGES}/disk", headers=as_role("PROJECT_ADMIN"),
+                              json={"plugin": "local", "configuration": {"root": "/etc/x"}})
+        allowed = ", ".join(str(item) for item in rt.settings.storage_roots)
+        assert response.json() == problem(
+            422, f"Storage 'disk': root /etc/x is not under an allowed directory ({allowed}; "
+                 "the operator sets them with FEATUREHUB_STORAGE_ROOTS).")
+
     def test_admin_cannot_change_storages_403(self, client, as_role, tmp_path):
         response = client.put(f"{STORAGES}/disk", headers=as_role("ADMIN"), json={
             "plugin": "local", "configuration": {"root": str(tmp_path)}})

@@ -6,5 +6,5 @@ from featurehub.api.rs_admin.notifications import *  # noqa: F403
 from featurehub.api.rs_admin.resources import *  # noqa: F403
 from featurehub.api.rs_admin.roles import *  # noqa: F403
 from featurehub.api.rs_admin.users import *  # noqa: F403
-from featurehub.api.settings import delete_setting, get_settings, update_setting
+from featurehub.api.settings import delete_setting, get_settings, update_setting  # noqa: F401
 from featurehub.services.admin import settings as _settings  # noqa: F401  (definitions)

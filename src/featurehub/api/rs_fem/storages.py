@@ -35,7 +35,8 @@ def put_storage(name: str, body: dict[str, Any]) -> dict[str, Any]:
     return wrap(storages.put_location(
         db_session(), project_id=current_caller().project_id, name=name,
         body_name=location.name, plugin=location.plugin,
-        configuration=location.configuration.model_dump()).as_dict())
+        configuration=location.configuration.model_dump(),
+        allowed_roots=current_runtime().settings.storage_roots).as_dict())
 
 
 def delete_storage(name: str) -> dict[str, Any]:

@@ -21,8 +21,8 @@ from featurehub.db.platform import (
     UserResource,
 )
 from featurehub.errors import Conflict, Forbidden, NotFound, Unprocessable
-from featurehub.security.authorization import role_chain
 from featurehub.security.passwords import hash_password
+from featurehub.services.admin import hierarchy
 from featurehub.services.admin import settings as admin_settings
 from featurehub.services.settings import value_of
 
@@ -78,11 +78,8 @@ def refuse_nul(value: Any, what: str = "The request") -> None:
 # --- roles: who may give which role, and manage whom ---------------------------------------------
 
 def is_at_or_below(session: Session, project_id: int, caller_role: str, role_name: str) -> bool:
-    if caller_role == "INSTANCE_ADMIN":
-        return True
-    if caller_role == "PROJECT_ADMIN":
-        return role_name != "INSTANCE_ADMIN"
-    return role_name in {role.name for role in role_chain(session, project_id, caller_role)}
+    """The caller may give this role (the roles' management rule, `hierarchy.manages`)."""
+    return hierarchy.manages(hierarchy.project_roles(session, project_id), caller_role, role_name)
 
 
 def role_to_give(session: Session, project_id: int, caller_role: str, role_name: str) -> Role:

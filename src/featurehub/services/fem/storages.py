@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
@@ -124,12 +124,20 @@ def get_location(session: Session, *, project_id: int, project: str, name: str,
 
 
 def put_location(session: Session, *, project_id: int, name: str, body_name: str | None,
-                 plugin: str, configuration: dict[str, Any]) -> Location:
+                 plugin: str, configuration: dict[str, Any],
+                 allowed_roots: Sequence[Path]) -> Location:
     if body_name is not None and body_name != name:
         raise Unprocessable(f"The storage name in the body ('{body_name}') is not the one in "
                             f"the path ('{name}').")
     location_problem(name, plugin, configuration)
     configuration = {"root": os.path.normpath(configuration["root"])}
+    root = Path(os.path.realpath(configuration["root"]))
+    allowed = [Path(os.path.realpath(item)) for item in allowed_roots]
+    if not any(root == item or item in root.parents for item in allowed):
+        raise Unprocessable(
+            f"Storage '{name}': root {configuration['root']} is not under an allowed directory "
+            f"({', '.join(str(item) for item in allowed_roots) or 'none'}; the operator sets "
+            "them with FEATUREHUB_STORAGE_ROOTS).")
     row = session.scalars(select(StorageLocation).where(
         StorageLocation.project_id == project_id, StorageLocation.name == name)).first()
     if row is None:

@@ -249,6 +249,9 @@ def process_pending(runtime: Any, *, options: WorkerOptions | None = None,
     return total
 
 
+EMBEDDED_WORKER_NICENESS = 10
+
+
 def tune_garbage_collector() -> None:
     """A batch allocates hundreds of thousands of short-lived objects (parsed features); with
     the default thresholds the cyclic collector rescans every long-lived object many times per
@@ -274,6 +277,12 @@ class EmbeddedWorkerProcess:
     def _run(self, runtime: Any, parent: int) -> None:
         runtime.engine.dispose(close=False)  # the parent's connections stay the parent's
         tune_garbage_collector()
+        if not runtime.settings.is_sqlite:
+            # Acceptance answers clients; processing is background work: when both want the
+            # CPU, the API goes first (the worker catches up as soon as the API is idle). Not
+            # on SQLite, where a descheduled worker holding the single write lock would make
+            # the API wait the longer.
+            os.nice(EMBEDDED_WORKER_NICENESS)
         worker = FeatureWorker(runtime, wake_event=self._wake)
         signal.signal(signal.SIGTERM, lambda *_: worker.stop_soon())
         signal.signal(signal.SIGINT, signal.SIG_IGN)
