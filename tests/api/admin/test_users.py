@@ -879,6 +879,13 @@ class TestNulCharacters:
                               headers=project.headers("PROJECT_ADMIN"))
         assert response.status_code == 422
 
+    @pytest.mark.parametrize("path", ["/users/email/a%00b", "/users/a%00b/resources",
+                                      "/accesses/verifyEmail/a%00b"])
+    def test_in_a_path_names_nothing(self, client, project, path):
+        response = client.get(f"{BASE}{path}", params={"scope": project.name},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 404
+
 
 class TestDateRangeEdges:
     @pytest.mark.parametrize(("date_range", "total"), [

@@ -121,8 +121,7 @@ def find_user(session: Session, project_id: int, user_id: int) -> ProjectUser:
 
 
 def find_user_by_email(session: Session, project_id: int, email: str) -> ProjectUser:
-    refuse_nul(email, "The email")
-    user = session.scalars(select(ProjectUser).where(
+    user = None if "\x00" in email else session.scalars(select(ProjectUser).where(
         ProjectUser.project_id == project_id, ProjectUser.email == email)).first()
     if user is None:
         raise NotFound(f"User '{email}' does not exist.")
