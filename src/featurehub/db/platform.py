@@ -154,3 +154,43 @@ class SettingValue(Base):
 
 
 Index("ix_project_users_role", ProjectUser.role_id)
+
+
+class EmailVerification(Base):
+    """The token a user's access request mailed them; following it marks their email verified."""
+
+    __tablename__ = "email_verifications"
+
+    project_user_id: Mapped[int] = mapped_column(
+        ForeignKey("project_users.id", ondelete="CASCADE"), primary_key=True
+    )
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    verified: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class UserMetadata(Base):
+    """A key/value of one project user (`MetaData` of the interface)."""
+
+    __tablename__ = "user_metadata"
+    __table_args__ = (UniqueConstraint("project_user_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_user_id: Mapped[int] = mapped_column(
+        ForeignKey("project_users.id", ondelete="CASCADE"), index=True
+    )
+    key: Mapped[str] = mapped_column(String(64))
+    value: Mapped[str | None] = mapped_column(String(255))
+    visibility: Mapped[str] = mapped_column(String(16), default="READABLE")
+
+
+class UserResource(Base):
+    """A resource access granted to one project user beyond what their role holds."""
+
+    __tablename__ = "user_resources"
+
+    project_user_id: Mapped[int] = mapped_column(
+        ForeignKey("project_users.id", ondelete="CASCADE"), primary_key=True
+    )
+    resource_access_id: Mapped[int] = mapped_column(
+        ForeignKey("resource_accesses.id", ondelete="CASCADE"), primary_key=True, index=True
+    )

@@ -11,7 +11,7 @@ from typing import Any
 
 from connexion.resolver import Resolution, Resolver
 from flask import g, request
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased
 
 from featurehub.db.platform import (
@@ -23,6 +23,7 @@ from featurehub.db.platform import (
     ResourceAccess,
     Role,
     RoleResource,
+    UserResource,
 )
 from featurehub.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from featurehub.runtime import current_runtime, db_session
@@ -62,7 +63,9 @@ def role_chain(session: Session, project_id: int, role_name: str) -> list[Role]:
 
 
 def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
-               resource: str, verb: str) -> bool:
+               resource: str, verb: str, user_id: int | None = None) -> bool:
+    """The role, a role below it, or (given the user) the user's own extra accesses hold the
+    resource access."""
     if role == "INSTANCE_ADMIN":
         return True
     if role in ALWAYS_GRANTED:
@@ -78,15 +81,19 @@ def is_granted(session: Session, *, project_id: int, role: str, microservice: st
     below = aliased(Role)
     chain = chain.union_all(
         select(below.id, below.parent_id).join(chain, below.id == chain.c.parent_id))
+    held = ResourceAccess.id.in_(select(RoleResource.resource_access_id).where(
+        RoleResource.role_id.in_(select(chain.c.id))))
+    if user_id is not None:
+        held = or_(held, ResourceAccess.id.in_(select(UserResource.resource_access_id).where(
+            UserResource.project_user_id == user_id)))
     granted = session.scalars(
-        select(RoleResource.role_id)
-        .join(ResourceAccess, ResourceAccess.id == RoleResource.resource_access_id)
+        select(ResourceAccess.id)
         .where(
             ResourceAccess.project_id == project_id,
             ResourceAccess.microservice == microservice,
             ResourceAccess.resource == resource,
             ResourceAccess.verb == verb,
-            RoleResource.role_id.in_(select(chain.c.id)),
+            held,
         )
         .limit(1)
     ).first()
@@ -179,7 +186,7 @@ def authorize(endpoint: Endpoint) -> Caller:
             "Name the project with the 'scope' query parameter or header, or send a token.")
     if not is_granted(session, project_id=caller.project_id, role=caller.role,
                       microservice=endpoint.microservice, resource=endpoint.resource,
-                      verb=endpoint.verb):
+                      verb=endpoint.verb, user_id=caller.user_id):
         if not caller.authenticated:
             raise Unauthenticated(f"{endpoint.key} needs an access token.")
         raise Forbidden(f"Role {caller.role} does not hold the access {endpoint.key}.")

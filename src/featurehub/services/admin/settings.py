@@ -1,7 +1,29 @@
 """Settings of rs-admin (also read and written through `/accesses/settings`)."""
 
-from featurehub.services.settings import define
+from featurehub.services.settings import SettingDefinition, define
 
 MICROSERVICE = "rs-admin"
 
-define(MICROSERVICE)
+ACCEPTANCE_MODE = "acceptance_mode"
+DEFAULT_ROLE = "default_role"
+DEFAULT_GROUPS = "default_groups"
+USER_CREATION_MAIL_RECIPIENTS = "user_creation_mail_recipients"
+ACCESS_SETTINGS = (ACCEPTANCE_MODE, DEFAULT_ROLE, DEFAULT_GROUPS, USER_CREATION_MAIL_RECIPIENTS)
+
+define(
+    MICROSERVICE,
+    SettingDefinition(ACCEPTANCE_MODE,
+                      "Access requests wait for an administrator (manual) or are granted at once "
+                      "(auto-accept).",
+                      "auto-accept", {"type": "string", "enum": ["manual", "auto-accept"]}),
+    SettingDefinition(DEFAULT_ROLE, "Role given to the users whose access request is recorded.",
+                      "REGISTERED_USER", {"type": "string", "minLength": 1, "maxLength": 128}),
+    SettingDefinition(DEFAULT_GROUPS, "Access groups every new user joins.",
+                      [], {"type": "array", "maxItems": 100, "uniqueItems": True,
+                           "items": {"type": "string", "minLength": 1, "maxLength": 128}}),
+    SettingDefinition(USER_CREATION_MAIL_RECIPIENTS,
+                      "Emails told when a user is created or asks for access.",
+                      [], {"type": "array", "maxItems": 100, "uniqueItems": True,
+                           "items": {"type": "string", "minLength": 3, "maxLength": 255,
+                                     "pattern": "^[^@\\s]+@[^@\\s]+$"}}),
+)

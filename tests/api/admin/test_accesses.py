@@ -1,0 +1,346 @@
+"""rs-admin access requests, the user status machine and the access settings."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from featurehub.db.platform import Account, EmailVerification, ProjectUser
+from tests.api.test_authentication import password_grant
+from tests.conftest import problem
+
+BASE = "/rs-admin/api/v1"
+ACCESSES = f"{BASE}/accesses"
+
+
+def set_mode(client, project, mode):
+    response = client.put(f"{ACCESSES}/settings/acceptance_mode",
+                          json={"name": "acceptance_mode", "value": mode},
+                          headers=project.headers("PROJECT_ADMIN"))
+    assert response.status_code == 200, response.text
+
+
+def request_access(client, project, email, **fields):
+    body = {"email": email, "password": "secret-1", **fields}
+    return client.post(ACCESSES, json=body, params={"scope": project.name})
+
+
+def member(project, email):
+    with project.runtime.sessions() as session:
+        user = session.scalars(select(ProjectUser).where(
+            ProjectUser.project_id == project.id, ProjectUser.email == email)).one()
+        session.expunge(user)
+        return user
+
+
+def user_with_status(project, status, role="REGISTERED_USER"):
+    email = project.user(role, status=status)
+    return member(project, email).id
+
+
+class TestRequestAccess:
+    def test_auto_accept_by_default_grants_at_once_and_the_person_logs_in(self, client, project):
+        response = request_access(client, project, "ann@example.org", firstName="Ann",
+                                  accessGroups=["g1"], metadata=[{"key": "team", "value": "a"}])
+        assert response.status_code == 201
+        assert response.content == b""
+        user = member(project, "ann@example.org")
+        assert (user.status, user.first_name, user.access_groups) == (
+            "ACCESS_GRANTED", "Ann", ["g1"])
+        token = password_grant(client, "ann@example.org", "secret-1", project.name)
+        assert token.status_code == 200
+        assert token.json()["role"] == "REGISTERED_USER"
+
+    def test_manual_mode_waits_and_no_token_is_issued(self, client, project):
+        set_mode(client, project, "manual")
+        assert request_access(client, project, "bob@example.org").status_code == 201
+        assert member(project, "bob@example.org").status == "WAITING_ACCESS"
+        token = password_grant(client, "bob@example.org", "secret-1", project.name)
+        assert token.status_code == 400
+        assert token.json()["error"] == "invalid_grant"
+
+    def test_default_groups_are_added(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/default_groups",
+                              json={"name": "default_groups", "value": ["all"]},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 200
+        request_access(client, project, "gus@example.org", accessGroups=["mine"])
+        assert member(project, "gus@example.org").access_groups == ["mine", "all"]
+
+    def test_existing_account_keeps_its_password(self, client, project, other_project):
+        assert request_access(client, other_project, "cat@example.org").status_code == 201
+        response = request_access(client, project, "cat@example.org", password="other-pass")
+        assert response.status_code == 201
+        assert password_grant(client, "cat@example.org", "other-pass",
+                              project.name).status_code == 400
+        assert password_grant(client, "cat@example.org", "secret-1",
+                              project.name).status_code == 200
+
+    def test_already_a_member_is_409(self, client, project):
+        request_access(client, project, "dan@example.org")
+        response = request_access(client, project, "dan@example.org")
+        assert response.status_code == 409
+        assert response.json() == problem(
+            409, "'dan@example.org' is already a user of this project (ACCESS_GRANTED).")
+
+    def test_a_role_above_the_default_role_is_403(self, client, project):
+        response = request_access(client, project, "eve@example.org", roleName="EXPLOIT")
+        assert response.status_code == 403
+        assert response.json() == problem(
+            403, "An access request may ask for the role REGISTERED_USER or a role below it, "
+                 "not EXPLOIT.")
+
+    def test_without_scope_is_400(self, client):
+        response = client.post(ACCESSES, json={"email": "x@example.org"})
+        assert response.status_code == 400
+        assert response.json() == problem(
+            400, "Name the project with the 'scope' query parameter or header, or send a token.")
+
+    def test_unknown_project_is_404(self, client):
+        response = client.post(ACCESSES, json={"email": "x@example.org"}, params={"scope": "nope"})
+        assert response.status_code == 404
+
+    def test_missing_email_is_400(self, client, project):
+        response = client.post(ACCESSES, json={"firstName": "x"}, params={"scope": project.name})
+        assert response.status_code == 400
+
+
+class TestRequestExternalAccess:
+    def test_grants_at_once_with_the_named_role(self, client, project):
+        response = client.post(f"{ACCESSES}/external",
+                               json={"email": "ext@example.org", "roleName": "EXPLOIT",
+                                     "origin": "partner"},
+                               headers=project.headers("EXPLOIT"))
+        assert response.status_code == 201
+        content = response.json()["content"]
+        assert (content["status"], content["role"]["name"], content["origin"]) == (
+            "ACCESS_GRANTED", "EXPLOIT", "partner")
+
+    def test_a_role_above_the_callers_is_403(self, client, project):
+        response = client.post(f"{ACCESSES}/external",
+                               json={"email": "ext@example.org", "roleName": "ADMIN"},
+                               headers=project.headers("EXPLOIT"))
+        assert response.status_code == 403
+        assert response.json() == problem(
+            403, "Role EXPLOIT cannot give the role ADMIN, which is above it.")
+
+    def test_unknown_role_is_422(self, client, project):
+        response = client.post(f"{ACCESSES}/external",
+                               json={"email": "ext@example.org", "roleName": "NOPE"},
+                               headers=project.headers("EXPLOIT"))
+        assert response.status_code == 422
+        assert response.json() == problem(422, "Role 'NOPE' does not exist.")
+
+    def test_registered_user_is_403(self, client, project):
+        response = client.post(f"{ACCESSES}/external", json={"email": "ext@example.org"},
+                               headers=project.headers("REGISTERED_USER"))
+        assert response.status_code == 403
+
+    def test_without_token_is_401(self, client, project):
+        response = client.post(f"{ACCESSES}/external", json={"email": "ext@example.org"})
+        assert response.status_code == 401
+
+
+TRANSITIONS = [
+    ("accept", "WAITING_ACCESS", "ACCESS_GRANTED"),
+    ("accept", "ACCESS_DENIED", "ACCESS_GRANTED"),
+    ("deny", "WAITING_ACCESS", "ACCESS_DENIED"),
+    ("inactive", "ACCESS_GRANTED", "ACCESS_INACTIVE"),
+    ("active", "ACCESS_INACTIVE", "ACCESS_GRANTED"),
+]
+NEEDS = {"accept": "WAITING_ACCESS or ACCESS_DENIED", "deny": "WAITING_ACCESS",
+         "inactive": "ACCESS_GRANTED", "active": "ACCESS_INACTIVE"}
+STATUSES = ["WAITING_ACCESS", "ACCESS_DENIED", "ACCESS_GRANTED", "ACCESS_INACTIVE",
+            "WAITING_ACCOUNT_ACTIVE"]
+
+
+class TestStatusMachine:
+    @pytest.mark.parametrize(("action", "before", "after"), TRANSITIONS)
+    def test_allowed_transition(self, client, project, action, before, after):
+        user_id = user_with_status(project, before)
+        response = client.put(f"{ACCESSES}/{user_id}/{action}", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 200
+        assert response.json()["content"]["status"] == after
+        assert member(project, response.json()["content"]["email"]).status == after
+
+    @pytest.mark.parametrize(("action", "before"), [
+        (action, status) for action in NEEDS for status in STATUSES
+        if (action, status) not in {(a, b) for a, b, _ in TRANSITIONS}])
+    def test_any_other_transition_is_409_naming_the_status(self, client, project, action, before):
+        user_id = user_with_status(project, before)
+        response = client.put(f"{ACCESSES}/{user_id}/{action}", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 409
+        assert response.json() == problem(
+            409, f"User {user_id} is {before}; {action} needs {NEEDS[action]}.")
+
+    def test_unknown_user_is_404(self, client, project):
+        response = client.put(f"{ACCESSES}/999999/accept", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 404
+        assert response.json() == problem(404, "User 999999 does not exist.")
+
+    def test_user_of_another_project_is_404(self, client, project, other_project):
+        user_id = user_with_status(other_project, "WAITING_ACCESS")
+        response = client.put(f"{ACCESSES}/{user_id}/accept", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 404
+
+    def test_a_user_above_the_caller_is_403(self, client, project):
+        user_id = user_with_status(project, "ACCESS_GRANTED", role="ADMIN")
+        response = client.put(f"{ACCESSES}/{user_id}/inactive", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 403
+        assert response.json() == problem(
+            403, f"Role EXPLOIT cannot manage user {user_id}, whose role ADMIN is above it.")
+
+    def test_registered_user_is_403(self, client, project):
+        user_id = user_with_status(project, "WAITING_ACCESS")
+        response = client.put(f"{ACCESSES}/{user_id}/accept",
+                              headers=project.headers("REGISTERED_USER"))
+        assert response.status_code == 403
+
+    def test_without_token_is_401(self, client, project):
+        response = client.put(f"{ACCESSES}/1/accept")
+        assert response.status_code == 401
+
+    def test_inactive_user_loses_its_token_at_once(self, client, project):
+        email = project.user("EXPLOIT")
+        headers = {"Authorization": f"Bearer {project.token(email, 'EXPLOIT')}"}
+        assert client.get(f"{ACCESSES}/settings", headers=headers).status_code == 200
+        user_id = member(project, email).id
+        client.put(f"{ACCESSES}/{user_id}/inactive", headers=project.headers("PROJECT_ADMIN"))
+        assert client.get(f"{ACCESSES}/settings", headers=headers).status_code == 401
+
+
+class TestRemoveAccess:
+    @pytest.mark.parametrize("status", STATUSES)
+    def test_deletes_from_any_status_and_keeps_the_account(self, client, project, status):
+        user_id = user_with_status(project, status)
+        response = client.delete(f"{ACCESSES}/{user_id}", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 200
+        assert response.json() == {"content": None, "links": []}
+        with project.runtime.sessions() as session:
+            assert session.get(ProjectUser, user_id) is None
+
+    def test_account_stays(self, client, project):
+        request_access(client, project, "stay@example.org")
+        user_id = member(project, "stay@example.org").id
+        client.delete(f"{ACCESSES}/{user_id}", headers=project.headers("EXPLOIT"))
+        with project.runtime.sessions() as session:
+            assert session.scalars(select(Account).where(
+                Account.email == "stay@example.org")).first() is not None
+
+    def test_unknown_is_404(self, client, project):
+        response = client.delete(f"{ACCESSES}/999999", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 404
+
+    def test_a_user_above_the_caller_is_403(self, client, project):
+        user_id = user_with_status(project, "ACCESS_GRANTED", role="PROJECT_ADMIN")
+        response = client.delete(f"{ACCESSES}/{user_id}", headers=project.headers("ADMIN"))
+        assert response.status_code == 403
+
+    def test_registered_user_is_403(self, client, project):
+        response = client.delete(f"{ACCESSES}/1", headers=project.headers("REGISTERED_USER"))
+        assert response.status_code == 403
+
+
+class TestVerifyEmail:
+    def token_of(self, project, email):
+        with project.runtime.sessions() as session:
+            return session.scalars(select(EmailVerification.token).join(
+                ProjectUser, ProjectUser.id == EmailVerification.project_user_id).where(
+                ProjectUser.email == email, ProjectUser.project_id == project.id)).one()
+
+    def test_marks_the_email_verified_once(self, client, project):
+        request_access(client, project, "ver@example.org")
+        token = self.token_of(project, "ver@example.org")
+        admin = project.headers("PROJECT_ADMIN")
+        user_id = member(project, "ver@example.org").id
+        before = client.get(f"{BASE}/users/{user_id}", headers=admin)
+        for _ in range(2):
+            response = client.get(f"{ACCESSES}/verifyEmail/{token}",
+                                  params={"scope": project.name})
+            assert response.status_code == 200
+            assert response.json() == {"content": None, "links": []}
+        if before.status_code == 200:  # the users endpoints exist
+            assert before.json()["content"]["emailVerified"] is False
+            after = client.get(f"{BASE}/users/{user_id}", headers=admin)
+            assert after.json()["content"]["emailVerified"] is True
+
+    def test_unknown_token_is_404(self, client, project):
+        response = client.get(f"{ACCESSES}/verifyEmail/nope", params={"scope": project.name})
+        assert response.status_code == 404
+        assert response.json() == problem(404, "This email verification link is unknown.")
+
+    def test_token_of_another_project_is_404(self, client, project, other_project):
+        request_access(client, other_project, "ver2@example.org")
+        token = self.token_of(other_project, "ver2@example.org")
+        response = client.get(f"{ACCESSES}/verifyEmail/{token}", params={"scope": project.name})
+        assert response.status_code == 404
+
+
+class TestAccessSettings:
+    def test_lists_the_four_settings_with_defaults(self, client, project):
+        response = client.get(f"{ACCESSES}/settings", headers=project.headers("EXPLOIT"))
+        assert response.status_code == 200
+        assert {s["content"]["name"]: (s["content"]["defaultValue"], s["content"]["value"])
+                for s in response.json()} == {
+            "acceptance_mode": ("auto-accept", "auto-accept"),
+            "default_groups": ([], []),
+            "default_role": ("REGISTERED_USER", "REGISTERED_USER"),
+            "user_creation_mail_recipients": ([], []),
+        }
+
+    def test_update_answers_the_setting(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/acceptance_mode",
+                              json={"name": "acceptance_mode", "value": "manual"},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 200
+        assert response.json()["content"]["value"] == "manual"
+        listed = client.get(f"{ACCESSES}/settings", headers=project.headers("EXPLOIT")).json()
+        assert {"manual"} == {s["content"]["value"] for s in listed
+                              if s["content"]["name"] == "acceptance_mode"}
+
+    def test_default_role_gives_requesters_that_role(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/default_role",
+                              json={"name": "default_role", "value": "EXPLOIT"},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 200
+        request_access(client, project, "exp@example.org")
+        token = password_grant(client, "exp@example.org", "secret-1", project.name)
+        assert token.json()["role"] == "EXPLOIT"
+
+    def test_default_role_must_exist(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/default_role",
+                              json={"name": "default_role", "value": "NOPE"},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+        assert response.json() == problem(422, "Role 'NOPE' does not exist.")
+
+    def test_wrong_value_is_422(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/acceptance_mode",
+                              json={"name": "acceptance_mode", "value": "sometimes"},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+
+    def test_name_mismatch_is_422(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/acceptance_mode",
+                              json={"name": "default_role", "value": "manual"},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+
+    def test_other_setting_is_404(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/other",
+                              json={"name": "other", "value": 1},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 404
+
+    def test_update_by_admin_is_403(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/acceptance_mode",
+                              json={"name": "acceptance_mode", "value": "manual"},
+                              headers=project.headers("ADMIN"))
+        assert response.status_code == 403
+
+    def test_list_by_registered_user_is_403(self, client, project):
+        response = client.get(f"{ACCESSES}/settings", headers=project.headers("REGISTERED_USER"))
+        assert response.status_code == 403
+
+    def test_list_without_token_is_401(self, client, project):
+        assert client.get(f"{ACCESSES}/settings").status_code == 401
