@@ -97,7 +97,11 @@ class FastJSONRequestBodyValidator(JSONRequestBodyValidator):
         if not self._nullable and body is None:
             raise BadRequestProblem("Request body must not be empty")
         validator = compiled_validator(self._schema)
-        error = next(validator.iter_errors(body), None)
+        try:
+            error = next(validator.iter_errors(body), None)
+        except UnicodeEncodeError as failure:  # a lone surrogate (\ud800) in a JSON string
+            raise BadRequestProblem(
+                detail="The body holds text that is not valid Unicode.") from failure
         if error is not None:
             log.info("Validation error: %s%s", error.message, _error_path(error))
             raise BadRequestProblem(detail=f"{error.message}{_error_path(error)}")

@@ -274,3 +274,9 @@ class TestRoleResources:
     def test_exploit_cannot_read_role_resources(self, client, as_role):
         assert client.get(f"{BASE}/EXPLOIT/resources",
                           headers=as_role("EXPLOIT")).status_code == 403
+
+
+def test_lone_surrogate_in_a_body_is_400(client, as_role):
+    response = client.post(BASE, content=b'{"name": "\\ud800", "parentRole": {"name": "PUBLIC"}}',
+                           headers={**as_role("PROJECT_ADMIN"), "Content-Type": "application/json"})
+    assert response.json() == problem(400, "The body holds text that is not valid Unicode.")
