@@ -99,6 +99,7 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
     import signal
 
     from featurehub.app import build_runtime
+    from featurehub.db.sqlite import start_wal_checkpointer
     from featurehub.services.fem.worker import (
         FeatureWorker,
         WorkerOptions,
@@ -114,6 +115,7 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
         print(f"featurehub: {process_pending(runtime, options=options)} request(s) processed")
         runtime.stop()
         return 0
+    start_wal_checkpointer(runtime)
     worker = FeatureWorker(runtime, options)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: worker.stop_soon())

@@ -10,6 +10,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
+from featurehub.db.sqlite import AUTOCHECKPOINT_PAGES, QueuedWriterConnection
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -61,22 +63,29 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        on_disk = bool(parsed.database) and parsed.database != ":memory:"
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False,
+                                                  "factory": QueuedWriterConnection})
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             # Transactions are begun by us (below), so that a writer never has to upgrade a
             # read lock mid-transaction, which SQLite refuses at once instead of waiting.
             dbapi_connection.isolation_level = None
+            if on_disk:
+                dbapi_connection.queue_for_writes(str(Path(parsed.database).resolve()))
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            # Checkpoints run in the background (featurehub.db.sqlite), not in commits.
+            cursor.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _begin_immediate(connection):  # type: ignore[no-untyped-def]
+            connection.connection.dbapi_connection.begin_write()
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine

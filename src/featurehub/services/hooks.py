@@ -19,6 +19,8 @@ APP_STARTED: list[str] = [
     "featurehub.services.fem.worker:start_embedded_worker",
     "featurehub.services.access.toponyms:start_purge_worker",
     "featurehub.services.admin.scheduler:start_embedded_scheduler",
+    # Last: threads are started after the embedded worker's process is forked.
+    "featurehub.db.sqlite:start_wal_checkpointer",
 ]
 
 
