@@ -27,7 +27,7 @@ codegen-check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests codegen benchmarks
 
-test: $(STAMP) codegen-check
+test: $(STAMP) codegen-check lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -80,7 +80,8 @@ def main() -> int:
     expected = {f"{module_name(spec)}.py" for spec in services} | {"__init__.py"}
     extra = sorted(p.name for p in MODELS.glob("*.py") if p.name not in expected)
     if args.check:
-        if (MODELS / "__init__.py").read_text() != INIT if (MODELS / "__init__.py").exists() else True:
+        init = MODELS / "__init__.py"
+        if not init.exists() or init.read_text() != INIT:
             stale.append("__init__.py")
         if stale or extra:
             print(f"\ncodegen-check: stale {stale}, not generated from any spec {extra}; "

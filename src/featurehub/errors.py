@@ -71,7 +71,8 @@ def handle_integrity_error(_request: ConnexionRequest, error: IntegrityError) ->
     return problem_response(409, "Conflict", "The entity conflicts with one stored meanwhile.")
 
 
-def handle_operational_error(_request: ConnexionRequest, error: OperationalError) -> ConnexionResponse:
+def handle_operational_error(_request: ConnexionRequest,
+                             error: OperationalError) -> ConnexionResponse:
     log.error("database unavailable: %s", error.orig)
     return problem_response(503, "Service Unavailable", "The database is unavailable; retry later.")
 

@@ -74,7 +74,8 @@ class Settings:
             values["storage_settings_file"] = Path(get("FEATUREHUB_STORAGE_SETTINGS_FILE", ""))
         if get("FEATUREHUB_STORAGE_ROOTS"):
             values["storage_roots"] = tuple(
-                Path(item) for item in get("FEATUREHUB_STORAGE_ROOTS", "").split(os.pathsep) if item)
+                Path(item) for item in get("FEATUREHUB_STORAGE_ROOTS", "").split(os.pathsep)
+                if item)
         if get("FEATUREHUB_SMTP_URL"):
             values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
         if get("FEATUREHUB_SMTP_FROM"):

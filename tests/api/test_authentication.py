@@ -33,7 +33,8 @@ class TestPasswordGrant:
         response = password_grant(client, settings.bootstrap_admin_email, "nope",
                                   settings.bootstrap_project)
         assert response.status_code == 400
-        assert response.json() == {"error": "invalid_grant", "error_description": "Bad credentials."}
+        assert response.json() == {"error": "invalid_grant",
+                                   "error_description": "Bad credentials."}
 
     def test_unknown_project_is_invalid_scope(self, client, settings):
         response = password_grant(client, settings.bootstrap_admin_email, "bootstrap-password",
@@ -64,7 +65,8 @@ class TestClientCredentials:
         assert response.status_code == 200
         assert response.json()["role"] == "EXPLOIT"
         token = response.json()["access_token"]
-        themes = client.get("/rs-access/api/v1/themes", headers={"Authorization": f"Bearer {token}"})
+        themes = client.get("/rs-access/api/v1/themes",
+                            headers={"Authorization": f"Bearer {token}"})
         assert themes.status_code == 200
 
     def test_bad_secret_is_401_invalid_client(self, client, project, rt):

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck
 from featurehub.app import create_app
 from featurehub.settings import MICROSERVICES, REPO_ROOT, Settings
 
-CONFIG = schemathesis.config.SchemathesisConfig.from_path(Path(__file__).with_name("schemathesis.toml"))
+CONFIG = schemathesis.config.SchemathesisConfig.from_path(
+    Path(__file__).with_name("schemathesis.toml"))
 MAX_EXAMPLES = int(os.environ.get("FEATUREHUB_CONTRACT_EXAMPLES", "25"))
 PUBLISHED = [name for name in MICROSERVICES if (REPO_ROOT / "openapi" / f"{name}.yaml").exists()]
 

@@ -60,7 +60,8 @@ def _path_item(openapi_dir: Path, reference: str) -> dict:
     return node
 
 
-def all_endpoints(openapi_dir: Path, microservices: tuple[str, ...]) -> dict[str, tuple[Endpoint, ...]]:
+def all_endpoints(openapi_dir: Path,
+                  microservices: tuple[str, ...]) -> dict[str, tuple[Endpoint, ...]]:
     return {
         name: contract_endpoints(openapi_dir, name)
         for name in microservices

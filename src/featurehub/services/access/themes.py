@@ -18,7 +18,8 @@ def to_model(theme: Theme) -> ThemeModel:
                       configuration=theme.configuration)
 
 
-def list_themes(session: Session, *, project_id: int, page: PageRequest) -> tuple[list[ThemeModel], int]:
+def list_themes(session: Session, *, project_id: int,
+                page: PageRequest) -> tuple[list[ThemeModel], int]:
     query = select(Theme).where(Theme.project_id == project_id).order_by(
         *order_by(page, SORTABLE, default=[("id", True)]))
     rows, total = fetch_page(session, query, page)
@@ -39,7 +40,8 @@ def create_theme(session: Session, *, project_id: int, theme: ThemeModel) -> The
     return to_model(stored)
 
 
-def update_theme(session: Session, *, project_id: int, theme_id: int, theme: ThemeModel) -> ThemeModel:
+def update_theme(session: Session, *, project_id: int, theme_id: int,
+                 theme: ThemeModel) -> ThemeModel:
     if theme.id is not None and theme.id != theme_id:
         raise Unprocessable(f"The theme id in the body ({theme.id}) is not the one in the path "
                             f"({theme_id}).")

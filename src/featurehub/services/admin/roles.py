@@ -176,7 +176,8 @@ def find_access(session: Session, *, project_id: int,
         label = (f"Resource access {reference.resource}@{reference.verb.root} of "
                  f"{reference.microservice}")
     else:
-        raise Unprocessable("Name the resource access by id, or by microservice, resource and verb.")
+        raise Unprocessable(
+            "Name the resource access by id, or by microservice, resource and verb.")
     access = session.scalars(query).first()
     if access is None:
         raise NotFound(f"{label} does not exist.")
