@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
-from featurehub.db.sqlite import AUTOCHECKPOINT_PAGES, QueuedWriterConnection
+from featurehub.db.sqlite import AUTOCHECKPOINT_PAGES, QueuedWriterConnection, is_reading, reading
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -58,6 +60,21 @@ def hold_startup_lock(session: Session) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": STARTUP_LOCK})
 
 
+@contextmanager
+def read_only(session: Session) -> Iterator[Session]:
+    """Reads in a transaction of their own, ended (rolled back) with the block; on SQLite it
+    neither waits for nor holds the writer lock. Inside a transaction already under way, the
+    reads simply join it."""
+    if session.in_transaction():
+        yield session
+        return
+    try:
+        with reading():
+            yield session
+    finally:
+        session.rollback()
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -84,7 +101,10 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         @event.listens_for(engine, "begin")
-        def _begin_immediate(connection):  # type: ignore[no-untyped-def]
+        def _begin(connection):  # type: ignore[no-untyped-def]
+            if is_reading():
+                connection.exec_driver_sql("BEGIN")
+                return
             connection.connection.dbapi_connection.begin_write()
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 

@@ -204,35 +204,48 @@ def _remembering(process: Any) -> Any:
     return remembered
 
 
+def serialize_json(table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Encode the JSON values of `rows` now, in place (as RawJSON), so that writing them
+    later, inside a transaction, spends no time in encoding."""
+    names = [column.name for column in table.columns if isinstance(column.type, JSONText)]
+    for row in rows:
+        for name in names:
+            value = row.get(name)
+            if value is not None and not isinstance(value, RawJSON):
+                row[name] = RawJSON(orjson.dumps(value).decode())
+
+
 def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """INSERT many rows of the same columns: COPY on PostgreSQL (several times faster than
-    a pipeline of INSERTs), one executemany elsewhere."""
+    a pipeline of INSERTs), one executemany elsewhere. The parameters are built before the
+    session's transaction begins, when it has not begun yet (SQLite's writer lock is not held
+    while they are)."""
     if not rows:
         return
-    connection = session.connection()
-    dialect = connection.dialect
+    dialect = session.get_bind().dialect
     names = list(rows[0])
     columns = [table.c[name] for name in names]
-    raw = connection.connection.driver_connection
     if dialect.name == "sqlite":
         # The DBAPI's executemany over values bound once per column: SQLAlchemy's own
         # executemany spends more in building parameters than SQLite spends inserting.
         processors = [_remembering(column.type._cached_bind_processor(dialect))
                       for column in columns]
-        cursor = raw.cursor()
+        parameters = [tuple(value if process is None or value is None else process(value)
+                            for process, value in zip(processors, row.values(), strict=True))
+                      for row in rows]
+        cursor = session.connection().connection.driver_connection.cursor()
         try:
             cursor.executemany(
                 f"INSERT INTO {table.name} ({', '.join(names)}) "
-                f"VALUES ({', '.join('?' for _ in names)})",
-                [tuple(value if process is None or value is None else process(value)
-                       for process, value in zip(processors, row.values(), strict=True))
-                 for row in rows])
+                f"VALUES ({', '.join('?' for _ in names)})", parameters)
         finally:
             cursor.close()
         return
+    connection = session.connection()
     if dialect.name != "postgresql":
         connection.execute(table.insert(), list(rows))
         return
+    raw = connection.connection.driver_connection
     with raw.cursor() as cursor, cursor.copy(
             f"COPY {table.name} ({', '.join(names)}) FROM STDIN") as copy:
         for row in rows:

@@ -10,16 +10,20 @@ transaction ends: the kernel wakes the next writer the moment the lock is releas
 that do not take the file lock (the sqlite3 shell) still meet SQLite's own lock and its busy
 timeout; the file lock only orders our own writers.
 
-Checkpoints.
+Readers. A transaction that only reads (authorisation, the lookups of an acceptance) is begun
+inside `reading()`: plain BEGIN, no file lock. In WAL mode a reader sees the last commit and
+neither waits for nor blocks the writer, so a request no longer queues behind a worker batch
+just to learn who is calling. Such a transaction must not write (SQLite would have to upgrade
+its read snapshot, which fails at once when another writer committed meanwhile).
 
-SQLite's automatic checkpoint runs inside the COMMIT that crosses its threshold (1,000 pages by
-default): a 1,000-feature acceptance or worker batch writes several megabytes, so nearly every
-such commit copied the whole WAL back into the database and waited for its fsync (50 ms of a
-60 ms commit, measured). Connections now checkpoint by themselves only past a large safety
-threshold, and a background thread of `featurehub serve` (or `featurehub worker`) checkpoints
-the database every quarter of a second without blocking anyone (PASSIVE). The copy costs the
-same; it is just no longer in front of a client or in the middle of the single write lock.
-Durability does not change: a committed transaction is in the WAL either way."""
+Checkpoints. SQLite's automatic checkpoint runs inside the COMMIT that crosses its threshold
+(1,000 pages by default): a 1,000-feature acceptance or worker batch writes several megabytes,
+so nearly every such commit copied the whole WAL back into the database and waited for its fsync
+(50 ms of a 60 ms commit, measured). Connections now checkpoint by themselves only past a large
+safety threshold, and a background thread of `featurehub serve` (or `featurehub worker`)
+checkpoints the database every quarter of a second without blocking anyone (PASSIVE). The copy
+costs the same; it is just no longer in front of a client or in the middle of the single write
+lock. Durability does not change: a committed transaction is in the WAL either way."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -40,6 +46,22 @@ CHECKPOINTER = "sqlite-checkpointer"
 
 
 _held = threading.local()  # how many writer locks the current thread holds
+_reading = threading.local()  # how many `reading()` blocks the current thread is in
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Transactions begun by this thread inside the block only read (see Readers above)."""
+    depth = getattr(_reading, "depth", 0)
+    _reading.depth = depth + 1
+    try:
+        yield
+    finally:
+        _reading.depth = depth
+
+
+def is_reading() -> bool:
+    return getattr(_reading, "depth", 0) > 0
 
 
 class QueuedWriterConnection(sqlite3.Connection):

@@ -14,6 +14,7 @@ from flask import g, request
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased
 
+from featurehub.db.base import read_only
 from featurehub.db.platform import (
     ALWAYS_GRANTED,
     Account,
@@ -122,11 +123,27 @@ def _requested_scope() -> str | None:
     return scope or None
 
 
-def _project(session: Session, name: str) -> Project:
-    project = session.scalars(select(Project).where(Project.name == name)).first()
-    if project is None:
+def _project(session: Session, name: str) -> tuple[int, str]:
+    found = session.execute(select(Project.id, Project.name).where(Project.name == name)).first()
+    if found is None:
         raise NotFound(f"Project '{name}' does not exist.")
-    return project
+    return found.id, found.name
+
+
+def _membership(session: Session, project_name: str, email: str) -> Any:
+    """The project, the account and the account's membership of the project (with its role's
+    name), in one query: one row, or None when the project does not exist."""
+    return session.execute(
+        select(Project.id.label("project_id"), Project.name.label("project"),
+               Account.email, Account.instance_admin, ProjectUser.id.label("member_id"),
+               ProjectUser.status, Role.name.label("role"))
+        .select_from(Project)
+        .outerjoin(Account, Account.email == email)
+        .outerjoin(ProjectUser, (ProjectUser.email == Account.email)
+                   & (ProjectUser.project_id == Project.id))
+        .outerjoin(Role, Role.id == ProjectUser.role_id)
+        .where(Project.name == project_name)
+    ).first()
 
 
 def identify_caller(session: Session, microservice: str) -> Caller:
@@ -137,61 +154,54 @@ def identify_caller(session: Session, microservice: str) -> Caller:
     if token is None:
         if scope is None:
             return Caller(0, "", "PUBLIC", None, None, None, microservice)
-        project = _project(session, scope)
-        return Caller(project.id, project.name, "PUBLIC", None, None, None, microservice)
+        project_id, project_name = _project(session, scope)
+        return Caller(project_id, project_name, "PUBLIC", None, None, None, microservice)
 
     claims = current_runtime().keys.verify(token)
-    project_name = claims.tenant
     if claims.kind == "client":
-        client = session.scalars(select(OAuthClient).where(
-            OAuthClient.client_id == claims.subject)).first()
+        client = session.execute(
+            select(OAuthClient.client_id, OAuthClient.role_name, Project.id, Project.name)
+            .join(Project, Project.id == OAuthClient.project_id)
+            .where(OAuthClient.client_id == claims.subject)).first()
         if client is None:
             raise Unauthenticated("The token's client no longer exists.")
-        project = session.get(Project, client.project_id)
-        assert project is not None
-        if scope is not None and scope != project.name:
-            raise Forbidden(f"This token belongs to project '{project.name}', not '{scope}'.")
-        return Caller(project.id, project.name, client.role_name, None, None, client.client_id,
+        if scope is not None and scope != client.name:
+            raise Forbidden(f"This token belongs to project '{client.name}', not '{scope}'.")
+        return Caller(client.id, client.name, client.role_name, None, None, client.client_id,
                       microservice)
 
-    if scope is not None and scope != project_name:
-        if not session.scalar(select(Account.instance_admin).where(
-                Account.email == claims.subject)):
-            raise Forbidden(f"This token belongs to project '{project_name}', not '{scope}'.")
-        project_name = scope
-    project = _project(session, project_name)
-    found = session.execute(
-        select(Account, ProjectUser)
-        .outerjoin(ProjectUser, (ProjectUser.email == Account.email)
-                   & (ProjectUser.project_id == project.id))
-        .where(Account.email == claims.subject)
-    ).first()
+    foreign = scope is not None and scope != claims.tenant
+    found = _membership(session, scope if foreign else claims.tenant, claims.subject)
+    if foreign and not (found.instance_admin if found is not None else session.scalar(
+            select(Account.instance_admin).where(Account.email == claims.subject))):
+        raise Forbidden(f"This token belongs to project '{claims.tenant}', not '{scope}'.")
     if found is None:
+        raise NotFound(f"Project '{scope if foreign else claims.tenant}' does not exist.")
+    if found.email is None:
         raise Unauthenticated("The token's account no longer exists.")
-    account, member = found
-    if account.instance_admin:
-        return Caller(project.id, project.name, "INSTANCE_ADMIN", account.email,
-                      member.id if member else None, None, microservice)
-    if member is None or member.status != "ACCESS_GRANTED":
+    if found.instance_admin:
+        return Caller(found.project_id, found.project, "INSTANCE_ADMIN", found.email,
+                      found.member_id, None, microservice)
+    if found.member_id is None or found.status != "ACCESS_GRANTED":
         raise Unauthenticated("The token's user has no granted access to this project anymore.")
-    return Caller(project.id, project.name, member.role.name, account.email, member.id, None,
-                  microservice)
+    return Caller(found.project_id, found.project, found.role, found.email, found.member_id,
+                  None, microservice)
 
 
 def authorize(endpoint: Endpoint) -> Caller:
-    session = db_session()
-    caller = identify_caller(session, endpoint.microservice)
-    if caller.project_id == 0:
-        raise InvalidInput(
-            "Name the project with the 'scope' query parameter or header, or send a token.")
-    if not is_granted(session, project_id=caller.project_id, role=caller.role,
-                      microservice=endpoint.microservice, resource=endpoint.resource,
-                      verb=endpoint.verb, user_id=caller.user_id):
+    # The authorisation queries run in their own short read-only transaction.
+    with read_only(db_session()) as session:
+        caller = identify_caller(session, endpoint.microservice)
+        if caller.project_id == 0:
+            raise InvalidInput(
+                "Name the project with the 'scope' query parameter or header, or send a token.")
+        granted = is_granted(session, project_id=caller.project_id, role=caller.role,
+                             microservice=endpoint.microservice, resource=endpoint.resource,
+                             verb=endpoint.verb, user_id=caller.user_id)
+    if not granted:
         if not caller.authenticated:
             raise Unauthenticated(f"{endpoint.key} needs an access token.")
         raise Forbidden(f"Role {caller.role} does not hold the access {endpoint.key}.")
-    # The authorisation queries ran in their own short transaction.
-    session.rollback()
     g.caller = caller
     return caller
 

@@ -3,7 +3,8 @@ committed before the answer, so it will be processed even if the process dies ri
 denied with a cause naming the member and the rule. Nothing here waits for processing.
 
 The whole call runs a fixed number of queries whatever the number of features: the models
-named, the urns given, then one INSERT of every request row."""
+named, the urns given (in a read-only transaction: on SQLite the checks of a thousand features
+run without holding the single writer lock), then one INSERT of every request row."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from featurehub.db.base import utcnow
-from featurehub.db.fem import Feature, FeatureRequest, insert_rows
+from featurehub.db.base import read_only, utcnow
+from featurehub.db.fem import Feature, FeatureRequest, insert_rows, serialize_json
 from featurehub.errors import InvalidInput
 from featurehub.services.fem import outbox
 from featurehub.services.fem.datamodels import CompiledModel, resolve_models
@@ -94,6 +95,7 @@ class _Batch:
 
     def commit(self, session: Session) -> Answer:
         if self.rows:
+            serialize_json(FeatureRequest.__table__, self.rows)
             insert_rows(session, FeatureRequest.__table__, self.rows)
             outbox.record(session, self.events)
             session.commit()
@@ -265,15 +267,16 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
     update_if_exists = bool(metadata.get("updateIfExists"))
     creation_options = {"override": override, "storages": storages}
     session_owner, session_name = metadata["sessionOwner"], metadata["session"]
-    models = resolve_models(session, project_id=project_id, models_dir=models_dir,
-                            names={feature.get("model") for feature in features})
     given = [feature["urn"] for feature in features if feature.get("urn")]
-    existing = stored_products(session, project_id=project_id, urns=given)
-    if existing:
-        models.update(resolve_models(
-            session, project_id=project_id, models_dir=models_dir,
-            names={product.model for product in existing.values()} - set(models)))
-    latest = latest_versions(session, project_id=project_id, products=_products(given))
+    with read_only(session):
+        models = resolve_models(session, project_id=project_id, models_dir=models_dir,
+                                names={feature.get("model") for feature in features})
+        existing = stored_products(session, project_id=project_id, urns=given)
+        if existing:
+            models.update(resolve_models(
+                session, project_id=project_id, models_dir=models_dir,
+                names={product.model for product in existing.values()} - set(models)))
+        latest = latest_versions(session, project_id=project_id, products=_products(given))
     seen_urns: set[str] = set()
     for index, feature in enumerate(features):
         key = feature.get("id") or feature.get("urn") or f"features[{index}]"
@@ -339,10 +342,11 @@ def grant_patches(session: Session, *, project_id: int, project: str, body: Mapp
     options: dict[str, Any] = {"storages": storages, "fileUpdateMode": file_update_mode}
     if recipient:
         options["acknowledgedRecipient"] = recipient
-    stored = stored_products(session, project_id=project_id,
-                             urns=[feature.get("urn") for feature in features])
-    models = resolve_models(session, project_id=project_id, models_dir=models_dir,
-                            names={product.model for product in stored.values()})
+    with read_only(session):
+        stored = stored_products(session, project_id=project_id,
+                                 urns=[feature.get("urn") for feature in features])
+        models = resolve_models(session, project_id=project_id, models_dir=models_dir,
+                                names={product.model for product in stored.values()})
     seen: set[str] = set()
     for index, feature in enumerate(features):
         text = feature.get("urn")

@@ -2,7 +2,9 @@
 events and notifications of each finished request, in one transaction per batch.
 
 A batch never holds two requests on one product (see worker.claim), so versions can be
-assigned from one query per batch."""
+assigned from one query per batch. Finishing is planned first (`plan`: reads and computing,
+which may run in a read-only transaction: nothing but the worker holding a product's claim
+changes that product), then written in one short transaction (`apply`)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,14 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from featurehub.db.fem import Feature, FeatureRequest, insert_rows, update_rows_by_id
+from featurehub.db.fem import (
+    Feature,
+    FeatureRequest,
+    OutboxEntry,
+    insert_rows,
+    serialize_json,
+    update_rows_by_id,
+)
 from featurehub.db.platform import Project
 from featurehub.services import settings as project_settings
 from featurehub.services.fem import outbox
@@ -104,6 +113,12 @@ class Outcome:
     now: datetime
     request_updates: list[dict[str, Any]] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)
+    # The writes to the products: versions no longer last (project id, product uuids),
+    # versions deleted by `override`, versions inserted, versions patched.
+    superseded: list[tuple[int, list[str]]] = field(default_factory=list)
+    deleted: list[int] = field(default_factory=list)
+    features: list[dict[str, Any]] = field(default_factory=list)
+    feature_updates: list[dict[str, Any]] = field(default_factory=list)
 
     def succeeded(self, request: Any, urn: str) -> None:
         self.request_updates.append({
@@ -175,11 +190,10 @@ def _fetch(file: Mapping[str, Any], location: Location, store_path: str | None,
 
 # ---- the finishing transaction ----
 
-def finish(session: Session, requests: Sequence[Any], *, now: datetime, sources: Sources,
-           contexts: dict[int, ProjectContext], stored: Mapping[int, list[dict[str, Any]]]
-           ) -> Outcome:
-    """Create and patch the products of `requests` and record their outcome (the caller
-    commits)."""
+def plan(session: Session, requests: Sequence[Any], *, now: datetime, sources: Sources,
+         contexts: dict[int, ProjectContext], stored: Mapping[int, list[dict[str, Any]]]
+         ) -> Outcome:
+    """What creating and patching the products of `requests` writes (nothing is written)."""
     outcome = Outcome(now)
     by_project: dict[int, list[Any]] = defaultdict(list)
     for request in requests:
@@ -193,8 +207,25 @@ def finish(session: Session, requests: Sequence[Any], *, now: datetime, sources:
             _create(session, creations, context, outcome, stored)
         if patches:
             _patch(session, patches, context, outcome, stored, sources)
-    record_outcome(session, outcome)
+    serialize_json(_FEATURES, outcome.features)
+    serialize_json(_FEATURES, outcome.feature_updates)
+    serialize_json(OutboxEntry.__table__, outcome.entries)
     return outcome
+
+
+def apply(session: Session, outcome: Outcome) -> None:
+    """Write a planned outcome (the caller commits)."""
+    for project_id, uuids in outcome.superseded:
+        session.execute(update(Feature).where(
+            Feature.project_id == project_id, Feature.uuid.in_(uuids),
+            Feature.last.is_(True)).values(last=False))
+    if outcome.deleted:
+        session.execute(delete(Feature).where(Feature.id.in_(outcome.deleted)))
+    if outcome.features:
+        insert_rows(session, _FEATURES, outcome.features)
+    if outcome.feature_updates:
+        update_rows_by_id(session, _FEATURES, outcome.feature_updates)
+    record_outcome(session, outcome)
 
 
 _REQUESTS = FeatureRequest.__table__
@@ -222,7 +253,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
             select(Feature.__table__).where(Feature.project_id == context.id,
                                             Feature.uuid.in_(set(latest)),
                                             Feature.last.is_(True)))}
-    rows, deleted, superseded = [], [], []
+    rows, deleted, superseded = outcome.features, outcome.deleted, []
     dissemination = _dissemination(context.recipients)
     status = dissemination_status(dissemination)
     storage_names = context.storage_names
@@ -277,13 +308,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
                 project_id=context.id, created=now, replaced=old.urn, replaced_by=urn,
                 provider_id=old.provider_id))
     if superseded:
-        session.execute(update(Feature).where(
-            Feature.project_id == context.id, Feature.uuid.in_(superseded),
-            Feature.last.is_(True)).values(last=False))
-    if deleted:
-        session.execute(delete(Feature).where(Feature.id.in_(deleted)))
-    if rows:
-        insert_rows(session, _FEATURES, rows)
+        outcome.superseded.append((context.id, superseded))
 
 
 def _merge_files(current: list[dict[str, Any]], supplied: list[dict[str, Any]],
@@ -304,7 +329,7 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
         Feature.project_id == context.id, Feature.urn.in_(urns)))}
     models = resolve_models(session, project_id=context.id, models_dir=sources.models_dir,
                             names={row.model for row in current.values()})
-    updates = []
+    updates = outcome.feature_updates
     storage_names = context.storage_names
     for request in requests:
         row = current.get(request.urn)
@@ -323,8 +348,6 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
             project_id=context.id, created=now, action="UPDATED",
             feature=feature_document({**row._mapping, **changes}, storage_names),
             session_owner=row.session_owner, session_name=row.session, changed=changed))
-    if updates:
-        update_rows_by_id(session, _FEATURES, updates)
 
 
 def _patched(row: Mapping[str, Any], request: Any, model: CompiledModel | None,

@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from featurehub.db.base import utcnow
+from featurehub.db.base import read_only, utcnow
 from featurehub.db.fem import FeatureRequest
 from featurehub.services.fem import processing
 from featurehub.services.fem.lifecycle import (
@@ -42,7 +42,6 @@ from featurehub.services.fem.lifecycle import (
 )
 from featurehub.services.fem.processing import (
     CLAIMED_COLUMNS,
-    Outcome,
     ProjectContext,
     RequestFailed,
     Sources,
@@ -60,7 +59,11 @@ class WorkerOptions:
     poll_seconds: float = 1.0
     gather_seconds: float = 0.2
     worker_id: str = field(default_factory=lambda: (
-        f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"))
+        f"{_host()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"))
+
+
+def _host() -> str:
+    return socket.gethostname()[:30].replace(":", "_")
 
 
 def release_expired(session: Session, *, lease_seconds: float) -> int:
@@ -68,6 +71,39 @@ def release_expired(session: Session, *, lease_seconds: float) -> int:
     expired = utcnow() - timedelta(seconds=lease_seconds)
     result = session.execute(update(FeatureRequest).where(
         FeatureRequest.step.in_(RUNNING_STEPS), FeatureRequest.claimed_at < expired,
+    ).values(step=LOCAL_DELAYED, claimed_by=None, claimed_at=None)
+        .execution_options(synchronize_session=False))
+    return result.rowcount or 0
+
+
+def _process_gone(worker_id: str, host: str) -> bool:
+    """Whether the worker that wrote `worker_id` (host:pid:nonce) ran on this host and its
+    process is gone (a recycled pid keeps the claim until its lease expires: safe, only slow)."""
+    claimed_host, _, rest = worker_id.partition(":")
+    pid = rest.partition(":")[0]
+    if claimed_host != host or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def release_dead_claims(session: Session) -> int:
+    """Requests claimed by a worker process of this host that is no longer running (killed
+    with its server, say) go back to the queue now, instead of when their lease expires."""
+    host = _host()
+    owners = session.scalars(select(FeatureRequest.claimed_by).distinct().where(
+        FeatureRequest.step.in_(RUNNING_STEPS),
+        FeatureRequest.claimed_by.startswith(host + ":", autoescape=True)))
+    dead = [owner for owner in owners if owner and _process_gone(owner, host)]
+    if not dead:
+        return 0
+    result = session.execute(update(FeatureRequest).where(
+        FeatureRequest.step.in_(RUNNING_STEPS), FeatureRequest.claimed_by.in_(dead),
     ).values(step=LOCAL_DELAYED, claimed_by=None, claimed_at=None)
         .execution_options(synchronize_session=False))
     return result.rowcount or 0
@@ -179,22 +215,28 @@ class FeatureWorker:
     def _finish(self, requests: Sequence[Any], contexts: dict[int, ProjectContext],
                 stored: dict[int, list[dict[str, Any]]],
                 failures: dict[int, RequestFailed]) -> None:
+        now = utcnow()
         with self.runtime.sessions() as session:
+            # Planned before the writing transaction: on SQLite the API accepts meanwhile.
+            with read_only(session):
+                outcome = processing.plan(
+                    session, [request for request in requests if request.id not in failures],
+                    now=now, sources=self.sources, contexts=contexts, stored=stored)
             held = _still_held(session, [request.id for request in requests],
                                self.options.worker_id)
-            now = utcnow()
-            ready = [request for request in requests
-                     if request.id in held and request.id not in failures]
-            failed = Outcome(now)
+            lost = len(requests) - len(held)
+            if lost:
+                # Leases expired meanwhile: plan again, under the locks, what is still held.
+                outcome = processing.plan(
+                    session, [request for request in requests
+                              if request.id in held and request.id not in failures],
+                    now=now, sources=self.sources, contexts=contexts, stored=stored)
             for request in requests:
                 if request.id in held and request.id in failures:
                     failure = failures[request.id]
-                    failed.failed(request, failure.step, failure.reason)
-            outcome = processing.finish(session, ready, now=now, sources=self.sources,
-                                        contexts=contexts, stored=stored)
-            processing.record_outcome(session, failed)
+                    outcome.failed(request, failure.step, failure.reason)
+            processing.apply(session, outcome)
             session.commit()
-            lost = len(requests) - len(held)
             if lost:
                 log.warning("%d claimed request(s) were taken back (lease expired)", lost)
             log.debug("finished %d request(s)", len(outcome.request_updates))
@@ -202,6 +244,15 @@ class FeatureWorker:
     # -- the loop --
 
     def run_forever(self, alive: Any = None) -> None:
+        try:
+            with self.runtime.sessions() as session:
+                released = release_dead_claims(session)
+                session.commit()
+            if released:
+                log.warning("%d request(s) claimed by a stopped worker went back to the queue",
+                            released)
+        except Exception:  # noqa: BLE001 - their leases still expire
+            log.exception("could not release the claims of stopped workers")
         while not self._stop.is_set() and (alive is None or alive()):
             try:
                 taken = self.run_once()
