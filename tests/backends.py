@@ -49,3 +49,22 @@ def postgres_database(prefix: str = "featurehub_test") -> Iterator[str]:
 
 def sqlite_url(directory: Path) -> str:
     return f"sqlite:///{directory / 'featurehub.db'}"
+
+
+@contextmanager
+def database_for(backend: str, directory: Path, prefix: str = "featurehub_test"
+                 ) -> Iterator[str]:
+    """A fresh database of `backend` (sqlite or postgresql); PostgreSQL runs are skipped, with
+    the reason, when it is unreachable or FEATUREHUB_TEST_SKIP_POSTGRES is set."""
+    import pytest
+
+    if backend == "sqlite":
+        yield sqlite_url(directory)
+        return
+    if os.environ.get("FEATUREHUB_TEST_SKIP_POSTGRES"):
+        pytest.skip("PostgreSQL runs disabled by FEATUREHUB_TEST_SKIP_POSTGRES")
+    reason = postgres_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with postgres_database(prefix) as url:
+        yield url

@@ -4,7 +4,6 @@ with users of each role created on demand."""
 from __future__ import annotations
 
 import itertools
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from featurehub.db.platform import Account, ProjectUser, Role
 from featurehub.runtime import Runtime
 from featurehub.services import projects
 from featurehub.settings import Settings
-from tests.backends import postgres_database, postgres_unavailable_reason, sqlite_url
+from tests.backends import database_for
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 _project_numbers = itertools.count(1)
@@ -29,15 +28,7 @@ _project_numbers = itertools.count(1)
 @pytest.fixture(scope="session", params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path_factory.mktemp("sqlite"))
-        return
-    if os.environ.get("FEATUREHUB_TEST_SKIP_POSTGRES"):
-        pytest.skip("PostgreSQL runs disabled by FEATUREHUB_TEST_SKIP_POSTGRES")
-    reason = postgres_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    with postgres_database() as url:
+    with database_for(request.param, tmp_path_factory.mktemp("sqlite")) as url:
         yield url
 
 
