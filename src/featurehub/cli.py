@@ -25,6 +25,11 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         direct=args.service,
     )
     app = create_app(settings)
+    # Acceptance parses bodies of thousands of features: keep the cyclic collector from
+    # rescanning the whole heap several times per body (see tune_garbage_collector).
+    from featurehub.services.fem.worker import tune_garbage_collector
+
+    tune_garbage_collector()
     prefix = "" if settings.direct else "/<microservice>/api/v1"
     print(f"featurehub: serving {settings.direct or ', '.join(settings.services)} on "
           f"http://{settings.host}:{settings.port}{prefix} (database {_safe_url(settings)})",

@@ -110,7 +110,8 @@ def release_dead_claims(session: Session) -> int:
 
 
 def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
-    """Claim up to `batch_size` requests, at most one per product, and commit the claim."""
+    """Claim up to `batch_size` requests, at most one per product, and commit the claim; the
+    claimed requests are then read (features included) outside the claiming transaction."""
     other = aliased(FeatureRequest)
     waiting_for_another = exists().where(
         other.product_key == FeatureRequest.product_key,
@@ -118,26 +119,31 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
         or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
             other.step.in_(RUNNING_STEPS)),
     )
-    # Core rows (no ORM loading): a batch is a thousand rows with their features.
     rows = session.connection().execute(
-        select(*CLAIMED_COLUMNS)
+        select(FeatureRequest.id, FeatureRequest.product_key)
         .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
         .order_by(FeatureRequest.priority, FeatureRequest.id)
         .limit(batch_size)
         .with_for_update(skip_locked=True, of=FeatureRequest)
     ).all()
-    claimed, products = [], set()
+    ids, products = [], set()
     for row in rows:
         if row.product_key not in products:
             products.add(row.product_key)
-            claimed.append(row)
-    if claimed:
-        session.execute(update(FeatureRequest).where(
-            FeatureRequest.id.in_([row.id for row in claimed])
-        ).values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
-            .execution_options(synchronize_session=False))
+            ids.append(row.id)
+    if ids:
+        session.execute(update(FeatureRequest).where(FeatureRequest.id.in_(ids))
+                        .values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
+                        .execution_options(synchronize_session=False))
     session.commit()
-    return claimed
+    if not ids:
+        return []
+    # Core rows (no ORM loading): a batch is a thousand rows with their features, parsed
+    # while SQLite's writer lock is free. Nobody else changes a claimed request.
+    with read_only(session):
+        return list(session.connection().execute(
+            select(*CLAIMED_COLUMNS).where(FeatureRequest.id.in_(ids))
+            .order_by(FeatureRequest.priority, FeatureRequest.id)).all())
 
 
 def _still_held(session: Session, ids: Sequence[int], worker_id: str) -> set[int]:
