@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import read_only, utcnow
-from featurehub.db.fem import Feature, FeatureRequest, insert_rows, serialize_json
+from featurehub.db.fem import Feature, FeatureRequest, among, insert_rows, serialize_json
 from featurehub.errors import InvalidInput
 from featurehub.services.fem import outbox
 from featurehub.services.fem.datamodels import CompiledModel, resolve_models
@@ -154,7 +154,7 @@ def stored_products(session: Session, *, project_id: int,
     rows = session.execute(select(
         Feature.urn, Feature.uuid, Feature.version, Feature.provider_id, Feature.entity_type,
         Feature.model, Feature.session_owner, Feature.session, Feature.properties,
-    ).where(Feature.project_id == project_id, Feature.urn.in_(wanted)))
+    ).where(Feature.project_id == project_id, among(session, Feature.urn, wanted)))
     return {row.urn: StoredProduct(*row) for row in rows}
 
 
@@ -165,7 +165,7 @@ def latest_versions(session: Session, *, project_id: int, products: Iterable[str
         return {}
     return dict(session.execute(
         select(Feature.uuid, func.max(Feature.version))
-        .where(Feature.project_id == project_id, Feature.uuid.in_(wanted))
+        .where(Feature.project_id == project_id, among(session, Feature.uuid, wanted))
         .group_by(Feature.uuid)).all())
 
 

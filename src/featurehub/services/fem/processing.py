@@ -23,6 +23,7 @@ from featurehub.db.fem import (
     Feature,
     FeatureRequest,
     OutboxEntry,
+    among,
     insert_rows,
     serialize_json,
     update_rows_by_id,
@@ -217,10 +218,10 @@ def apply(session: Session, outcome: Outcome) -> None:
     """Write a planned outcome (the caller commits)."""
     for project_id, uuids in outcome.superseded:
         session.execute(update(Feature).where(
-            Feature.project_id == project_id, Feature.uuid.in_(uuids),
+            Feature.project_id == project_id, among(session, Feature.uuid, uuids),
             Feature.last.is_(True)).values(last=False))
     if outcome.deleted:
-        session.execute(delete(Feature).where(Feature.id.in_(outcome.deleted)))
+        session.execute(delete(Feature).where(among(session, Feature.id, outcome.deleted)))
     if outcome.features:
         insert_rows(session, _FEATURES, outcome.features)
     if outcome.feature_updates:
@@ -251,7 +252,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
     if latest:
         previous = {row.uuid: row for row in session.execute(
             select(Feature.__table__).where(Feature.project_id == context.id,
-                                            Feature.uuid.in_(set(latest)),
+                                            among(session, Feature.uuid, latest),
                                             Feature.last.is_(True)))}
     rows, deleted, superseded = outcome.features, outcome.deleted, []
     dissemination = _dissemination(context.recipients)
@@ -326,7 +327,7 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
     now = outcome.now
     urns = {request.urn for request in requests}
     current = {row.urn: row for row in session.execute(select(Feature.__table__).where(
-        Feature.project_id == context.id, Feature.urn.in_(urns)))}
+        Feature.project_id == context.id, among(session, Feature.urn, urns)))}
     models = resolve_models(session, project_id=context.id, models_dir=sources.models_dir,
                             names={row.model for row in current.values()})
     updates = outcome.feature_updates

@@ -31,7 +31,7 @@ from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from featurehub.db.base import read_only, utcnow
-from featurehub.db.fem import FeatureRequest
+from featurehub.db.fem import FeatureRequest, among
 from featurehub.services.fem import processing
 from featurehub.services.fem.lifecycle import (
     LOCAL_DELAYED,
@@ -132,7 +132,7 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
             products.add(row.product_key)
             ids.append(row.id)
     if ids:
-        session.execute(update(FeatureRequest).where(FeatureRequest.id.in_(ids))
+        session.execute(update(FeatureRequest).where(among(session, FeatureRequest.id, ids))
                         .values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
                         .execution_options(synchronize_session=False))
     session.commit()
@@ -142,7 +142,7 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
     # while SQLite's writer lock is free. Nobody else changes a claimed request.
     with read_only(session):
         return list(session.connection().execute(
-            select(*CLAIMED_COLUMNS).where(FeatureRequest.id.in_(ids))
+            select(*CLAIMED_COLUMNS).where(among(session, FeatureRequest.id, ids))
             .order_by(FeatureRequest.priority, FeatureRequest.id)).all())
 
 
@@ -150,7 +150,7 @@ def _still_held(session: Session, ids: Sequence[int], worker_id: str) -> set[int
     """Lock the requests this worker still holds (a lease may have expired meanwhile)."""
     return set(session.scalars(
         select(FeatureRequest.id)
-        .where(FeatureRequest.id.in_(ids), FeatureRequest.claimed_by == worker_id,
+        .where(among(session, FeatureRequest.id, ids), FeatureRequest.claimed_by == worker_id,
                FeatureRequest.step.in_(RUNNING_STEPS))
         .with_for_update(of=FeatureRequest)))
 
