@@ -24,7 +24,8 @@ def update_setting(name: str, body: dict[str, Any]) -> dict[str, Any]:
     setting = SettingModel.model_validate(body)
     updated = settings.update_setting(db_session(), project_id=caller.project_id,
                                       microservice=caller.microservice, name=name,
-                                      body_name=setting.name, value=setting.value)
+                                      body_name=setting.name, value=setting.value,
+                                      caller_role=caller.role)
     return {"content": updated.as_dict(), "links": []}
 
 

@@ -1,5 +1,6 @@
 """rs-admin tables: notifications, their recipients (read state and e-mail delivery), the
-recipients' delivery settings, and the cursors of the feeds turned into notifications."""
+recipients' delivery settings, the other e-mails the administration sends, and the cursors of
+the feeds turned into notifications."""
 
 from __future__ import annotations
 
@@ -68,6 +69,25 @@ class NotificationSettings(Base):
     last_digest: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class OutgoingMail(Base):
+    """An e-mail that is no notification (nobody reads it in the application): an address to
+    verify, a new user announced to the `user_creation_mail_recipients`. One row per address,
+    sent by the notification scheduler and claimed the same way as notification e-mails."""
+
+    __tablename__ = "admin_outgoing_mails"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    email: Mapped[str] = mapped_column(String(255))
+    subject: Mapped[str] = mapped_column(String(255))
+    body: Mapped[str] = mapped_column(Text)
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
 class FeedCursor(Base):
     """The last entry of a feed (the rs-fem outbox) already turned into notifications."""
 
@@ -81,3 +101,5 @@ Index("ix_admin_notifications_project", Notification.project_id, Notification.cr
 Index("ix_admin_notification_recipients_user", NotificationRecipient.project_id,
       NotificationRecipient.email)
 Index("ix_admin_notification_recipients_unsent", NotificationRecipient.sent)
+Index("ix_admin_outgoing_mails_unsent", OutgoingMail.sent)
+Index("ix_admin_outgoing_mails_address", OutgoingMail.project_id, OutgoingMail.email)

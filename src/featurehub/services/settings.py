@@ -1,8 +1,10 @@
 """Project settings, generic to every microservice: each declares its settings (name,
-description, default, JSON Schema of the value); a project stores only values it changed."""
+description, default, JSON Schema of the value, and a check against the project when the
+schema cannot tell); a project stores only values it changed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,9 @@ from sqlalchemy.orm import Session
 from featurehub.db.platform import SettingValue
 from featurehub.errors import NotFound, Unprocessable
 
+# (session, project_id, caller_role, value): raises a DomainError when the project refuses it.
+ProjectCheck = Callable[[Session, int, str, Any], None]
+
 
 @dataclass(frozen=True)
 class SettingDefinition:
@@ -20,6 +25,7 @@ class SettingDefinition:
     description: str
     default: Any
     schema: dict[str, Any] = field(default_factory=dict)
+    project_check: ProjectCheck | None = None
 
     def check(self, value: Any) -> None:
         error = next(jsonschema_rs.validator_for(self.schema).iter_errors(value), None)
@@ -82,12 +88,17 @@ def value_of(session: Session, *, project_id: int, microservice: str, name: str)
 
 
 def update_setting(session: Session, *, project_id: int, microservice: str, name: str,
-                   body_name: str, value: Any) -> Setting:
+                   body_name: str, value: Any, caller_role: str) -> Setting:
+    """Every way of changing a setting comes here, so that its checks cannot be bypassed."""
     definition = _definition(microservice, name)
     if body_name != name:
         raise Unprocessable(f"The setting name in the body ('{body_name}') is not the one in the "
                             f"path ('{name}').")
+    if _holds_nul(value):  # PostgreSQL text cannot hold it, wherever the value is copied to
+        raise Unprocessable("The value contains a NUL character.")
     definition.check(value)
+    if definition.project_check is not None:
+        definition.project_check(session, project_id, caller_role, value)
     row = _stored(session, project_id, microservice).get(name)
     if row is None:
         session.add(SettingValue(project_id=project_id, microservice=microservice, name=name,
@@ -96,6 +107,16 @@ def update_setting(session: Session, *, project_id: int, microservice: str, name
         row.value = value
     session.commit()
     return Setting(name, definition.description, definition.default, value)
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
 
 
 def reset_setting(session: Session, *, project_id: int, microservice: str, name: str) -> Setting:

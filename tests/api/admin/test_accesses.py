@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from featurehub.db.admin import Notification, NotificationRecipient, NotificationSettings
 from featurehub.db.platform import Account, EmailVerification, ProjectUser
+from tests.api.admin.test_notifications import add_custom_role
 from tests.api.test_authentication import password_grant
 from tests.conftest import problem
 
@@ -36,6 +38,31 @@ def member(project, email):
 def user_with_status(project, status, role="REGISTERED_USER"):
     email = project.user(role, status=status)
     return member(project, email).id
+
+
+def notify_by_api(client, admin, title, **recipients):
+    response = client.post(f"{BASE}/notifications/create", headers=admin, json={
+        "level": "INFO", "title": title, "message": f"About {title}.", **recipients})
+    assert response.status_code == 201, response.text
+    return response.json()["content"]["id"]
+
+
+def notification_titles(client, project, email):
+    headers = {"Authorization": f"Bearer {project.token(email)}"}
+    page = client.post(f"{BASE}/notifications", json={}, headers=headers).json()
+    return sorted(item["content"]["title"] for item in page["content"])
+
+
+def notification_rows(project, email):
+    """The user's notification copies and delivery settings in the project."""
+    with project.runtime.sessions() as session:
+        copies = session.scalars(select(NotificationRecipient.id).where(
+            NotificationRecipient.project_id == project.id,
+            NotificationRecipient.email == email)).all()
+        settings = session.scalars(select(NotificationSettings.id).where(
+            NotificationSettings.project_id == project.id,
+            NotificationSettings.email == email)).all()
+        return len(copies), len(settings)
 
 
 class TestRequestAccess:
@@ -240,6 +267,42 @@ class TestRemoveAccess:
         response = client.delete(f"{ACCESSES}/1", headers=project.headers("REGISTERED_USER"))
         assert response.status_code == 403
 
+    def test_the_users_notifications_and_their_settings_go_others_keep_theirs(
+            self, client, project):
+        admin = project.headers("PROJECT_ADMIN")
+        leaving, staying = project.user("EXPLOIT"), project.user("EXPLOIT")
+        notify_by_api(client, admin, "team", roleRecipients=["EXPLOIT"])
+        only_theirs = notify_by_api(client, admin, "yours", projectUserRecipients=[leaving])
+        notify_by_api(client, admin, "both", projectUserRecipients=[leaving, staying])
+        settings = client.put(f"{BASE}/notifications/settings", json={"frequency": "NEVER"},
+                              headers={"Authorization": f"Bearer {project.token(leaving)}"})
+        assert settings.status_code == 200
+        assert notification_rows(project, leaving) == (3, 1)
+
+        response = client.delete(f"{ACCESSES}/{member(project, leaving).id}",
+                                 headers=project.headers("EXPLOIT"))
+        assert response.status_code == 200
+        assert notification_rows(project, leaving) == (0, 0)
+        assert notification_titles(client, project, staying) == ["both", "team"]
+        with project.runtime.sessions() as session:
+            assert session.get(Notification, only_theirs) is None  # nobody holds it anymore
+
+        # Back in the project, the person starts afresh.
+        client.post(f"{BASE}/users", json={"email": leaving}, headers=admin)
+        headers = {"Authorization": f"Bearer {project.token(leaving)}"}
+        assert notification_titles(client, project, leaving) == []
+        assert client.get(f"{BASE}/notifications/settings", headers=headers).json()[
+            "content"] == {"frequency": "IMMEDIATE_ONLY", "days": 1, "hours": 0}
+
+    def test_a_refused_removal_keeps_the_notifications(self, client, project):
+        boss = project.user("PROJECT_ADMIN")
+        notify_by_api(client, project.headers("PROJECT_ADMIN"), "mine",
+                      projectUserRecipients=[boss])
+        response = client.delete(f"{ACCESSES}/{member(project, boss).id}",
+                                 headers=project.headers("ADMIN"))
+        assert response.status_code == 403
+        assert notification_titles(client, project, boss) == ["mine"]
+
 
 class TestVerifyEmail:
     def token_of(self, project, email):
@@ -344,3 +407,82 @@ class TestAccessSettings:
 
     def test_list_without_token_is_401(self, client, project):
         assert client.get(f"{ACCESSES}/settings").status_code == 401
+
+
+class TestUpdateSetting:
+    """The generic `PUT /settings/{name}` checks the access settings as `/accesses/settings`
+    does: first of all the default role."""
+
+    def put(self, client, project, value, role="ADMIN"):
+        return client.put(f"{BASE}/settings/default_role",
+                          json={"name": "default_role", "value": value},
+                          headers=project.headers(role))
+
+    def stored(self, client, project):
+        listed = client.get(f"{BASE}/settings", params={"names": "default_role"},
+                            headers=project.headers("ADMIN")).json()
+        return listed[0]["content"]["value"]
+
+    def test_an_existing_role_is_stored_and_given_to_requesters(self, client, project):
+        response = self.put(client, project, "EXPLOIT")
+        assert response.status_code == 200
+        assert response.json()["content"]["value"] == "EXPLOIT"
+        request_access(client, project, "gen@example.org")
+        token = password_grant(client, "gen@example.org", "secret-1", project.name)
+        assert token.json()["role"] == "EXPLOIT"
+
+    def test_a_custom_role_the_caller_manages_is_stored(self, client, project):
+        add_custom_role(project, "OPERATOR", parent="EXPLOIT")
+        assert self.put(client, project, "OPERATOR").status_code == 200
+        assert self.stored(client, project) == "OPERATOR"
+
+    def test_an_unknown_role_is_422_and_not_stored(self, client, project):
+        response = self.put(client, project, "NOPE")
+        assert response.status_code == 422
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json() == problem(422, "Role 'NOPE' does not exist.")
+        assert self.stored(client, project) == "REGISTERED_USER"
+        request_access(client, project, "still@example.org")
+        token = password_grant(client, "still@example.org", "secret-1", project.name)
+        assert token.json()["role"] == "REGISTERED_USER"
+
+    def test_a_role_of_another_project_is_422(self, client, project, other_project):
+        add_custom_role(other_project, "ELSEWHERE", parent="EXPLOIT")
+        response = self.put(client, project, "ELSEWHERE")
+        assert response.status_code == 422
+        assert response.json() == problem(422, "Role 'ELSEWHERE' does not exist.")
+
+    @pytest.mark.parametrize("role", ["PUBLIC", "INSTANCE_ADMIN"])
+    def test_public_and_instance_admin_are_422(self, client, project, role):
+        response = self.put(client, project, role, role="PROJECT_ADMIN")
+        assert response.status_code == 422
+        assert response.json() == problem(422, f"The default role cannot be {role}.")
+        assert self.stored(client, project) == "REGISTERED_USER"
+
+    def test_a_role_above_the_caller_is_403_and_not_stored(self, client, project):
+        response = self.put(client, project, "PROJECT_ADMIN")
+        assert response.status_code == 403
+        assert response.json() == problem(
+            403, "Role ADMIN cannot give the role PROJECT_ADMIN, which is above it.")
+        assert self.stored(client, project) == "REGISTERED_USER"
+
+    def test_not_a_string_is_422(self, client, project):
+        response = self.put(client, project, ["EXPLOIT"])
+        assert response.status_code == 422
+        assert response.json() == problem(
+            422, "Invalid value for setting 'default_role': [\"EXPLOIT\"] is not of type "
+                 "\"string\".")
+
+    def test_exploit_is_403(self, client, project):
+        assert self.put(client, project, "EXPLOIT", role="EXPLOIT").status_code == 403
+
+    @pytest.mark.parametrize("path", [f"{BASE}/settings", f"{ACCESSES}/settings"])
+    def test_a_nul_character_is_422_and_not_stored(self, client, project, path):
+        response = client.put(f"{path}/default_groups",
+                              json={"name": "default_groups", "value": ["a\u0000b"]},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422
+        assert response.json() == problem(422, "The value contains a NUL character.")
+        listed = client.get(f"{BASE}/settings", params={"names": "default_groups"},
+                            headers=project.headers("ADMIN")).json()
+        assert listed[0]["content"]["value"] == []

@@ -1,7 +1,7 @@
 """The rs-admin "Done when" story, end to end through the HTTP API: a manual access request is
-accepted, the person logs in, is promoted to a custom role under EXPLOIT, shows up in the CSV
-export, and receives (by e-mail, through a real SMTP server on loopback) and reads a notification
-sent to EXPLOIT."""
+accepted, the person confirms their address with the link mailed to them, logs in, is promoted
+to a custom role under EXPLOIT, shows up in the CSV export, and receives (by e-mail, through a
+real SMTP server on loopback) and reads a notification sent to EXPLOIT."""
 
 from __future__ import annotations
 
@@ -92,6 +92,14 @@ def test_done_when_walkthrough(client, project, settings, rt, smtp):  # noqa: F8
         person_id, "ACCESS_GRANTED")
     assert emails(ok(client.get(f"{USERS}/pendingaccesses", headers=admin))) == []
 
+    #    Accepted, the person is mailed a link that confirms their address.
+    scheduler(rt, smtp.url).tick()
+    [confirm] = smtp.inbox.to(person_email)
+    assert confirm["Subject"] == f"[{project.name}] Confirm your e-mail address"
+    [link] = [line for line in confirm.get_content().splitlines() if "/verifyEmail/" in line]
+    assert ok(client.get(link)) == {"content": None, "links": []}
+    assert ok(client.get(f"{USERS}/{person_id}", headers=admin))["content"]["emailVerified"]
+
     # 3. The person logs in as REGISTERED_USER, reads their own user, and may not search users.
     token = password_grant(client, person_email, PASSWORD, project.name)
     assert (token.json()["role"], token.json()["scope"]) == ("REGISTERED_USER", project.name)
@@ -166,7 +174,7 @@ def test_done_when_walkthrough(client, project, settings, rt, smtp):  # noqa: F8
 
     report = scheduler(rt, smtp.url).tick()
     assert report.sent >= 1
-    [message] = smtp.inbox.to(person_email)
+    [_, message] = smtp.inbox.to(person_email)
     assert message["To"] == person_email
     assert message["From"] == SENDER
     assert message["Subject"] == f"[{project.name}] WARNING: Planned outage"
@@ -191,4 +199,4 @@ def test_done_when_walkthrough(client, project, settings, rt, smtp):  # noqa: F8
 
     # Sent once: a second run sends the person nothing more.
     scheduler(rt, smtp.url).tick()
-    assert len(smtp.inbox.to(person_email)) == 1
+    assert len(smtp.inbox.to(person_email)) == 2

@@ -60,13 +60,15 @@ def free_port() -> int:
 
 
 class SmtpFixture:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, utf8: bool = True) -> None:
         self.port = port
+        self.utf8 = utf8
         self.inbox = Inbox()
         self.controller: Controller | None = None
 
     def start(self) -> SmtpFixture:
-        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port,
+                                     enable_SMTPUTF8=self.utf8)
         self.controller.start()
         return self
 
@@ -267,6 +269,23 @@ class TestOnce:
                 f"[{project.name}] INFO: patience"]
         finally:
             server.stop()
+
+    def test_an_address_the_server_cannot_take_does_not_hold_up_the_others(self, project, rt):
+        ascii_only = SmtpFixture(free_port(), utf8=False).start()
+        try:
+            first = project.user("REGISTERED_USER", email=f"jöe@{project.name}.test")
+            second = project.user("REGISTERED_USER")
+            raise_notification(project, title="first", users=[first])
+            raise_notification(project, title="second", users=[second])
+            scheduler(rt, ascii_only.url).tick()
+            assert [m["Subject"] for m in ascii_only.inbox.to(second)] == [
+                f"[{project.name}] INFO: second"]
+            with rt.sessions() as session:
+                waiting = session.scalars(select(NotificationRecipient).where(
+                    NotificationRecipient.email == first)).one()
+                assert (waiting.sent, waiting.claimed_by) == (None, None)  # retried later
+        finally:
+            ascii_only.stop()
 
     def test_without_smtp_notifications_stay_readable_and_it_is_logged_once(
             self, client, project, rt, caplog):

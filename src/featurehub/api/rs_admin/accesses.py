@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
-from featurehub.runtime import db_session
+from flask import request
+
+from featurehub.runtime import current_runtime, db_session
 from featurehub.security.authorization import current_caller
 from featurehub.services.admin import accesses
+from featurehub.services.admin.scheduler import wake_embedded_scheduler
 from featurehub.web import wrap
 
 __all__ = [
@@ -16,9 +20,20 @@ __all__ = [
 ]
 
 
+def verification_link() -> accesses.VerificationLink:
+    """verifyEmail of the caller's project, at the address this request reached."""
+    caller = current_caller()
+    prefix = "" if current_runtime().settings.direct else f"/{caller.microservice}/api/v1"
+    root = request.url_root.rstrip("/") + prefix
+    scope = quote(caller.project, safe="")
+    return lambda token: f"{root}/accesses/verifyEmail/{quote(token, safe='')}?scope={scope}"
+
+
 def requestAccess(body: dict[str, Any], scope: str | None = None) -> tuple[None, int]:  # noqa: N802
     """Ask for access to the project named by scope."""
-    accesses.request_access(db_session(), project_id=current_caller().project_id, request=body)
+    accesses.request_access(db_session(), project_id=current_caller().project_id, request=body,
+                            verification_link=verification_link())
+    wake_embedded_scheduler(current_runtime())
     return None, 201
 
 
@@ -27,13 +42,17 @@ def requestExternalAccess(body: dict[str, Any]) -> tuple[dict[str, Any], int]:  
     caller = current_caller()
     user = accesses.grant_access(db_session(), project_id=caller.project_id,
                                  caller_role=caller.role, request=body)
+    wake_embedded_scheduler(current_runtime())
     return wrap(user), 201
 
 
 def _change(access_id: int, action: str) -> dict[str, Any]:
     caller = current_caller()
-    return wrap(accesses.change_access(db_session(), project_id=caller.project_id,
-                                       caller_role=caller.role, user_id=access_id, action=action))
+    changed = accesses.change_access(db_session(), project_id=caller.project_id,
+                                     caller_role=caller.role, user_id=access_id, action=action,
+                                     verification_link=verification_link())
+    wake_embedded_scheduler(current_runtime())
+    return wrap(changed)
 
 
 def acceptAccessRequest(access_id: int) -> dict[str, Any]:  # noqa: N802

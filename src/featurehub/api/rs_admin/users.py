@@ -7,9 +7,11 @@ from typing import Any
 
 from flask import Response
 
+from featurehub.api.rs_admin.accesses import verification_link
 from featurehub.runtime import current_runtime, db_session
 from featurehub.security.authorization import current_caller
 from featurehub.services.admin import accesses, users
+from featurehub.services.admin.scheduler import wake_embedded_scheduler
 from featurehub.web import PageRequest, paged_result, wrap
 
 __all__ = [
@@ -26,6 +28,7 @@ def createUser(body: dict[str, Any]) -> tuple[dict[str, Any], int]:  # noqa: N80
     caller = current_caller()
     user = accesses.grant_access(db_session(), project_id=caller.project_id,
                                  caller_role=caller.role, request=body)
+    wake_embedded_scheduler(current_runtime())
     return wrap(user), 201
 
 
@@ -91,8 +94,11 @@ def retrieveProjectUser(user_id: int) -> dict[str, Any]:  # noqa: N802
 def updateProjectUser(user_id: int, body: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
     """Update a user."""
     caller = current_caller()
-    return wrap(users.update_user(db_session(), project_id=caller.project_id,
-                                  caller_role=caller.role, user_id=user_id, body=body))
+    updated = users.update_user(db_session(), project_id=caller.project_id,
+                                caller_role=caller.role, user_id=user_id, body=body,
+                                verification_link=verification_link())
+    wake_embedded_scheduler(current_runtime())
+    return wrap(updated)
 
 
 def removeProjectUser(user_id: int) -> dict[str, Any]:  # noqa: N802

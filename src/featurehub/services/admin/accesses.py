@@ -1,24 +1,37 @@
-"""Access requests and the user status machine, and the access settings."""
+"""Access requests and the user status machine, and the access settings.
+
+E-mails are queued (`mails`) and sent by the notification scheduler:
+- a person whose access request is granted (at once in auto-accept mode, else when accepted)
+  is asked to confirm their e-mail address with a link carrying their verification token, as
+  long as it is not verified; users created by an administrator or from an external access
+  are not asked (the reference grants them access without that step);
+- the `user_creation_mail_recipients` are told of every new user, whichever way it came."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import utcnow
-from featurehub.db.platform import EmailVerification, ProjectUser
-from featurehub.errors import Forbidden, NotFound, Unprocessable
+from featurehub.db.platform import EmailVerification, Project, ProjectUser
+from featurehub.errors import Forbidden, NotFound
 from featurehub.security.authorization import role_chain
 from featurehub.services import settings
-from featurehub.services.admin import members
+from featurehub.services.admin import hierarchy, mails, members, notifications
 from featurehub.services.admin import settings as admin_settings
 
 MICROSERVICE = admin_settings.MICROSERVICE
 
+# token -> the link that verifies it on this service (the handler knows where it is reached).
+VerificationLink = Callable[[str], str]
 
-def request_access(session: Session, *, project_id: int, request: dict[str, Any]) -> ProjectUser:
+
+def request_access(session: Session, *, project_id: int, request: dict[str, Any],
+                   verification_link: VerificationLink) -> ProjectUser:
     """WAITING_ACCESS with the default role, or ACCESS_GRANTED at once in auto-accept mode."""
     members.refuse_nul(request)
     role = members.default_role(session, project_id)
@@ -34,6 +47,9 @@ def request_access(session: Session, *, project_id: int, request: dict[str, Any]
     status = "ACCESS_GRANTED" if mode == "auto-accept" else "WAITING_ACCESS"
     user = members.create_member(session, project_id=project_id, request=request, status=status,
                                  role=role)
+    _tell_creation_recipients(session, user, requested=True, role_name=role.name)
+    if status == "ACCESS_GRANTED":
+        ask_to_verify_email(session, user, verification_link)
     session.commit()
     return user
 
@@ -44,25 +60,85 @@ def grant_access(session: Session, *, project_id: int, caller_role: str,
     give (the default role when none is named)."""
     members.refuse_nul(request)
     role_name = request.get("roleName") or members.default_role(session, project_id).name
-    role = members.role_to_give(session, project_id, caller_role, role_name)
+    role = hierarchy.role_to_give(session, project_id, caller_role, role_name)
     user = members.create_member(session, project_id=project_id, request=request,
                                  status="ACCESS_GRANTED", role=role)
+    _tell_creation_recipients(session, user, requested=False, role_name=role.name)
     session.commit()
     return members.present_one(session, user)
 
 
+def _project_name(session: Session, project_id: int) -> str:
+    project = session.get(Project, project_id)
+    assert project is not None
+    return project.name
+
+
+def _tell_creation_recipients(session: Session, user: ProjectUser, *, requested: bool,
+                              role_name: str) -> None:
+    recipients = settings.value_of(session, project_id=user.project_id,
+                                   microservice=MICROSERVICE,
+                                   name=admin_settings.USER_CREATION_MAIL_RECIPIENTS)
+    if not recipients:
+        return
+    project = _project_name(session, user.project_id)
+    if not requested:
+        event = f"{user.email} was given access to the project {project}."
+    elif user.status == "ACCESS_GRANTED":
+        event = (f"{user.email} asked for access to the project {project} and was granted it "
+                 f"at once.")
+    else:
+        event = (f"{user.email} asked for access to the project {project}; the request waits "
+                 f"for an administrator.")
+    mails.queue(session, project_id=user.project_id, kind=mails.USER_CREATED,
+                addresses=recipients, subject="New project user",
+                body=f"{event}\n\nStatus {user.status}, role {role_name}, origin "
+                     f"{user.origin}.\n")
+
+
+def ask_to_verify_email(session: Session, user: ProjectUser,
+                        verification_link: VerificationLink) -> None:
+    """Queue the e-mail with the link that verifies the user's address, unless verified."""
+    verification = session.get(EmailVerification, user.id)
+    if verification is None or verification.verified is not None:
+        return
+    project = _project_name(session, user.project_id)
+    mails.queue(session, project_id=user.project_id, kind=mails.EMAIL_VERIFICATION,
+                addresses=[user.email], subject="Confirm your e-mail address",
+                body=f"Your access to the project {project} is granted. Please confirm your "
+                     f"e-mail address {user.email} by following this link:\n\n"
+                     f"{_link(user, verification.token, verification_link)}\n")
+
+
+def _link(user: ProjectUser, token: str, verification_link: VerificationLink) -> str:
+    """The requester's own page when the request named one (it calls verifyEmail with the
+    token, as the reference's `requestLink?origin_url=&token=&account_email=`), else this
+    service's verifyEmail."""
+    page = user.request_link or ""
+    if not page.startswith(("https://", "http://")):
+        return verification_link(token)
+    query = urlencode({"origin_url": user.origin_url or "", "token": token,
+                       "account_email": user.email})
+    return f"{page}{'&' if '?' in page else '?'}{query}"
+
+
 def change_access(session: Session, *, project_id: int, caller_role: str, user_id: int,
-                  action: str) -> dict[str, Any]:
+                  action: str, verification_link: VerificationLink) -> dict[str, Any]:
     user = members.find_user(session, project_id, user_id)
     members.check_may_manage(session, project_id, caller_role, user)
     members.apply_transition(user, action)
+    if action == "accept":  # only access requests wait for it
+        ask_to_verify_email(session, user, verification_link)
     session.commit()
     return members.present_one(session, user)
 
 
 def remove_user(session: Session, *, project_id: int, caller_role: str, user_id: int) -> None:
+    """The user leaves the project, with their notifications; their account stays."""
     user = members.find_user(session, project_id, user_id)
     members.check_may_manage(session, project_id, caller_role, user)
+    notifications.forget_user(session, project_id=project_id, email=user.email)
+    mails.forget_verification(session, project_id=project_id, email=user.email)
     session.delete(user)
     session.commit()
 
@@ -86,13 +162,9 @@ def access_settings(session: Session, *, project_id: int) -> list[settings.Setti
 
 def update_access_setting(session: Session, *, project_id: int, caller_role: str, name: str,
                           body_name: str, value: Any) -> settings.Setting:
-    members.refuse_nul(value, "The value")
     if name not in admin_settings.ACCESS_SETTINGS:
         raise NotFound(f"Setting '{name}' is not an access setting (known: "
                        f"{', '.join(admin_settings.ACCESS_SETTINGS)}).")
-    if name == admin_settings.DEFAULT_ROLE and isinstance(value, str) and body_name == name:
-        if value in ("PUBLIC", "INSTANCE_ADMIN"):
-            raise Unprocessable(f"The default role cannot be {value}.")
-        members.role_to_give(session, project_id, caller_role, value)
     return settings.update_setting(session, project_id=project_id, microservice=MICROSERVICE,
-                                   name=name, body_name=body_name, value=value)
+                                   name=name, body_name=body_name, value=value,
+                                   caller_role=caller_role)

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from featurehub.db.platform import NATIVE_ROLES, Role
-from featurehub.errors import Forbidden, NotFound
+from featurehub.errors import Forbidden, NotFound, Unprocessable
 
 
 def project_roles(session: Session, project_id: int) -> dict[str, Role]:
@@ -55,4 +55,14 @@ def managed_role(session: Session, *, project_id: int, caller_role: str, role_na
     if not manages(roles, caller_role, role_name):
         raise Forbidden(
             f"Role {caller_role} cannot manage role {role_name}, which is not below it.")
+    return roles[role_name]
+
+
+def role_to_give(session: Session, project_id: int, caller_role: str, role_name: str) -> Role:
+    """The named role, if the caller may give it to a user (or make it the default role)."""
+    roles = project_roles(session, project_id)
+    if role_name not in roles:
+        raise Unprocessable(f"Role '{role_name}' does not exist.")
+    if not manages(roles, caller_role, role_name):
+        raise Forbidden(f"Role {caller_role} cannot give the role {role_name}, which is above it.")
     return roles[role_name]

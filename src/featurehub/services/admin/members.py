@@ -42,14 +42,15 @@ def apply_transition(user: ProjectUser, action: str) -> None:
     user.status = target
 
 
-def change_status(user: ProjectUser, target: str) -> None:
-    """A status change asked through an update: only along the machine's transitions."""
+def change_status(user: ProjectUser, target: str) -> str | None:
+    """A status change asked through an update: only along the machine's transitions. The
+    action it amounts to (None: no change)."""
     if target == user.status:
-        return
+        return None
     for action, (sources, reached) in TRANSITIONS.items():
         if reached == target and user.status in sources:
             apply_transition(user, action)
-            return
+            return action
     raise Conflict(f"User {user.id} is {user.status}; it cannot become {target}.")
 
 
@@ -80,16 +81,6 @@ def refuse_nul(value: Any, what: str = "The request") -> None:
 def is_at_or_below(session: Session, project_id: int, caller_role: str, role_name: str) -> bool:
     """The caller may give this role (the roles' management rule, `hierarchy.manages`)."""
     return hierarchy.manages(hierarchy.project_roles(session, project_id), caller_role, role_name)
-
-
-def role_to_give(session: Session, project_id: int, caller_role: str, role_name: str) -> Role:
-    role = session.scalars(select(Role).where(
-        Role.project_id == project_id, Role.name == role_name)).first()
-    if role is None:
-        raise Unprocessable(f"Role '{role_name}' does not exist.")
-    if not is_at_or_below(session, project_id, caller_role, role_name):
-        raise Forbidden(f"Role {caller_role} cannot give the role {role_name}, which is above it.")
-    return role
 
 
 def check_may_manage(session: Session, project_id: int, caller_role: str,

@@ -5,7 +5,8 @@ Recipients are resolved when a notification is created: the users named, and eve
 whose role is one of the roles named, a role above it (custom roles included: any role whose
 parent chain holds it), PROJECT_ADMIN or INSTANCE_ADMIN. Each one gets their own row, so that
 reading or deleting a notification changes it for that person only. A user who joins a role
-later does not see the notifications sent to it before."""
+later does not see the notifications sent to it before; a user who leaves the project takes
+their copies and delivery settings along (`forget_user`)."""
 
 from __future__ import annotations
 
@@ -260,6 +261,24 @@ def delete_selection(session: Session, *, reader: Reader, search: Mapping[str, A
         _drop_orphans(session, ids)
     session.commit()
     return len(ids)
+
+
+def forget_user(session: Session, *, project_id: int, email: str) -> None:
+    """A user leaving the project: their copies of its notifications (read or not, e-mailed or
+    not) and their delivery settings go; the other recipients keep theirs, and a notification
+    nobody else holds goes. Does not commit: part of the removal's unit of work."""
+    mine = and_(NotificationRecipient.project_id == project_id,
+                NotificationRecipient.email == email)
+    held_by_others = select(NotificationRecipient.id).where(
+        NotificationRecipient.notification_id == Notification.id, not_(mine)).exists()
+    session.execute(delete(Notification).where(
+        Notification.id.in_(select(NotificationRecipient.notification_id).where(mine)),
+        ~held_by_others).execution_options(synchronize_session=False))
+    session.execute(delete(NotificationRecipient).where(mine)
+                    .execution_options(synchronize_session=False))
+    session.execute(delete(NotificationSettings).where(
+        NotificationSettings.project_id == project_id, NotificationSettings.email == email)
+        .execution_options(synchronize_session=False))
 
 
 def _drop_orphans(session: Session, ids: Sequence[int]) -> None:

@@ -1,19 +1,21 @@
-"""The notification scheduler: e-mails notifications to their recipients through SMTP, and turns
-the feature manager's override notices into notifications.
+"""The notification scheduler: e-mails notifications to their recipients through SMTP, sends the
+administration's other e-mails (`mails.py`: address verifications, new users announced), and
+turns the feature manager's override notices into notifications.
 
 - Embedded: `start_embedded_scheduler` (an APP_STARTED hook) runs it in a thread of
   `featurehub serve`. Separate: `featurehub scheduler` runs `run_forever` in its own process.
 - Each recipient is e-mailed as their notification settings say: each notification at once
   (IMMEDIATE_ONLY, the default), one digest per period (DAILY: 1 day, WEEKLY: 7 days,
   MONTHLY: 30 days, CUSTOM: `days` days and `hours` hours, counted from the last digest or
-  else from the oldest notification waiting), or never (NEVER).
-- Sent once, even by several schedulers: a scheduler claims recipient rows with a conditional
-  UPDATE (`claimed_by IS NULL`; concurrent updates of a row are serialised by the database and
-  the loser's condition no longer holds) and takes a digest by moving the user's `last_digest`
-  (compare-and-set). A failure to send releases the claims: a later tick retries. A scheduler
-  that dies between sending and recording sends again once its lease expires (at least once).
-- Without FEATUREHUB_SMTP_URL notifications stay stored and readable; the scheduler says so
-  once in the log.
+  else from the oldest notification waiting), or never (NEVER). The other e-mails go at once.
+- Sent once, even by several schedulers: a scheduler claims recipient (or outgoing mail) rows
+  with a conditional UPDATE (`claimed_by IS NULL`; concurrent updates of a row are serialised
+  by the database and the loser's condition no longer holds) and takes a digest by moving the
+  user's `last_digest` (compare-and-set). A failure to send releases the claims: a later tick
+  retries. A scheduler that dies between sending and recording sends again once its lease
+  expires (at least once).
+- Without FEATUREHUB_SMTP_URL notifications stay stored and readable, and the other e-mails
+  queued; the scheduler says so once in the log.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from featurehub.db.admin import (
     Notification,
     NotificationRecipient,
     NotificationSettings,
+    OutgoingMail,
 )
 from featurehub.db.base import utcnow
 from featurehub.db.fem import OutboxEntry
@@ -49,6 +52,8 @@ log = logging.getLogger(__name__)
 EMBEDDED = "notification-scheduler"
 OVERRIDES_FEED = "rs-fem-overrides"
 DIGESTS = ("DAILY", "WEEKLY", "MONTHLY", "CUSTOM")
+# The tables whose rows are e-mails to send: `id`, `sent`, `claimed_by`, `claimed_at`.
+Deliverable = type[NotificationRecipient] | type[OutgoingMail]
 
 
 def period(frequency: str, days: int, hours: int) -> timedelta:
@@ -115,6 +120,16 @@ def single_message(row: Any, sender: str) -> EmailMessage:
     return message
 
 
+def outgoing_message(row: Any, sender: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = row.email
+    message["Subject"] = f"[{row.project}] {row.subject}"
+    message["X-Featurehub-Mail"] = str(row.id)
+    message.set_content(row.body)
+    return message
+
+
 def digest_message(rows: Sequence[Any], sender: str) -> EmailMessage:
     first = rows[0]
     message = EmailMessage()
@@ -157,14 +172,15 @@ class NotificationScheduler:
         if not self.smtp_url:
             if not self._told_unconfigured:
                 log.warning("FEATUREHUB_SMTP_URL is not set: notifications are stored and "
-                            "readable but not e-mailed")
+                            "readable but not e-mailed; other e-mails (address verifications, "
+                            "new users) stay queued")
                 self._told_unconfigured = True
             return None
         try:
             return SmtpServer.from_url(self.smtp_url)
         except ValueError as error:
             if not self._told_unconfigured:
-                log.error("%s: notifications are not e-mailed", error)
+                log.error("%s: notifications and other e-mails are not sent", error)
                 self._told_unconfigured = True
             return None
 
@@ -178,8 +194,33 @@ class NotificationScheduler:
             return TickReport(notified=notified)
         with self.sessions() as session:
             release_expired(session, before=now - self.lease)
-        sent = self._send_immediate(server, now) + self._send_digests(server, now)
+        sent = (self._send_outgoing(server, now) + self._send_immediate(server, now)
+                + self._send_digests(server, now))
         return TickReport(notified=notified, sent=sent)
+
+    # the administration's other e-mails
+
+    def _send_outgoing(self, server: SmtpServer, now: datetime) -> int:
+        token = uuid.uuid4().hex
+        with self.sessions() as session:
+            candidates = list(session.scalars(
+                select(OutgoingMail.id)
+                .where(OutgoingMail.sent.is_(None), OutgoingMail.claimed_by.is_(None))
+                .order_by(OutgoingMail.id).limit(self.batch_size)))
+            if not candidates:
+                return 0
+            claimed = claim(session, token=token, now=now,
+                            condition=OutgoingMail.id.in_(candidates), table=OutgoingMail)
+        if not claimed:
+            return 0
+        with self.sessions() as session:
+            rows = list(session.execute(
+                select(OutgoingMail.id, OutgoingMail.email, OutgoingMail.subject,
+                       OutgoingMail.body, Project.name.label("project"))
+                .join(Project, Project.id == OutgoingMail.project_id)
+                .where(OutgoingMail.claimed_by == token).order_by(OutgoingMail.id)).all())
+        return self._deliver(server, [([row], outgoing_message(row, self.sender))
+                                      for row in rows], token=token, now=now, table=OutgoingMail)
 
     # immediate
 
@@ -278,7 +319,7 @@ class NotificationScheduler:
                 .order_by(Notification.created, Notification.id)).all())
 
     def _deliver(self, server: SmtpServer, messages: Sequence[tuple[Sequence[Any], EmailMessage]],
-                 *, token: str, now: datetime) -> int:
+                 *, token: str, now: datetime, table: Deliverable = NotificationRecipient) -> int:
         """Send the messages on one connection; record those sent, release the others."""
         delivered: list[int] = []
         sent = 0
@@ -288,7 +329,9 @@ class NotificationScheduler:
                     try:
                         connection.send_message(message)
                     except (smtplib.SMTPRecipientsRefused, smtplib.SMTPSenderRefused,
-                            smtplib.SMTPDataError) as error:
+                            smtplib.SMTPDataError, smtplib.SMTPNotSupportedError) as error:
+                        # (not supported: a non-ASCII address to a server without SMTPUTF8;
+                        # the other messages still go)
                         log.warning("notification e-mail to %s refused (%s); retried later",
                                     message["To"], error)
                         continue
@@ -299,11 +342,10 @@ class NotificationScheduler:
                         "later", error, sent, len(messages))
         with self.sessions() as session:
             if delivered:
-                session.execute(update(NotificationRecipient).where(
-                    NotificationRecipient.id.in_(delivered)).values(sent=now)
-                    .execution_options(synchronize_session=False))
-            session.execute(update(NotificationRecipient).where(
-                NotificationRecipient.claimed_by == token, NotificationRecipient.sent.is_(None),
+                session.execute(update(table).where(table.id.in_(delivered)).values(sent=now)
+                                .execution_options(synchronize_session=False))
+            session.execute(update(table).where(
+                table.claimed_by == token, table.sent.is_(None),
             ).values(claimed_by=None, claimed_at=None)
                 .execution_options(synchronize_session=False))
             session.commit()
@@ -339,11 +381,11 @@ class NotificationScheduler:
             self._thread.join(timeout=30)
 
 
-def claim(session: Session, *, token: str, now: datetime, condition: Any) -> int:
-    """Claim the unsent, unclaimed recipient rows matching `condition`, and commit."""
-    claimed = session.execute(update(NotificationRecipient).where(
-        condition, NotificationRecipient.sent.is_(None),
-        NotificationRecipient.claimed_by.is_(None),
+def claim(session: Session, *, token: str, now: datetime, condition: Any,
+          table: Deliverable = NotificationRecipient) -> int:
+    """Claim the unsent, unclaimed rows of `table` matching `condition`, and commit."""
+    claimed = session.execute(update(table).where(
+        condition, table.sent.is_(None), table.claimed_by.is_(None),
     ).values(claimed_by=token, claimed_at=now)
         .execution_options(synchronize_session=False)).rowcount or 0
     session.commit()
@@ -352,9 +394,11 @@ def claim(session: Session, *, token: str, now: datetime, condition: Any) -> int
 
 def release_expired(session: Session, *, before: datetime) -> None:
     """Claims of a scheduler that stopped before recording its sending go back."""
-    session.execute(update(NotificationRecipient).where(
-        NotificationRecipient.sent.is_(None), NotificationRecipient.claimed_at < before,
-    ).values(claimed_by=None, claimed_at=None).execution_options(synchronize_session=False))
+    for table in (NotificationRecipient, OutgoingMail):
+        session.execute(update(table).where(
+            table.sent.is_(None), table.claimed_at < before,
+        ).values(claimed_by=None, claimed_at=None)
+            .execution_options(synchronize_session=False))
     session.commit()
 
 

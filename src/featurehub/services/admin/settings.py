@@ -1,5 +1,11 @@
 """Settings of rs-admin (also read and written through `/accesses/settings`)."""
 
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from featurehub.errors import Unprocessable
+from featurehub.services.admin import hierarchy
 from featurehub.services.settings import SettingDefinition, define
 
 MICROSERVICE = "rs-admin"
@@ -10,6 +16,15 @@ DEFAULT_GROUPS = "default_groups"
 USER_CREATION_MAIL_RECIPIENTS = "user_creation_mail_recipients"
 ACCESS_SETTINGS = (ACCEPTANCE_MODE, DEFAULT_ROLE, DEFAULT_GROUPS, USER_CREATION_MAIL_RECIPIENTS)
 
+
+def check_default_role(session: Session, project_id: int, caller_role: str, value: Any) -> None:
+    """The default role is a role of the project that the caller may give, and neither PUBLIC
+    (no access) nor INSTANCE_ADMIN (every project)."""
+    if value in ("PUBLIC", "INSTANCE_ADMIN"):
+        raise Unprocessable(f"The default role cannot be {value}.")
+    hierarchy.role_to_give(session, project_id, caller_role, value)
+
+
 define(
     MICROSERVICE,
     SettingDefinition(ACCEPTANCE_MODE,
@@ -17,7 +32,8 @@ define(
                       "(auto-accept).",
                       "auto-accept", {"type": "string", "enum": ["manual", "auto-accept"]}),
     SettingDefinition(DEFAULT_ROLE, "Role given to the users whose access request is recorded.",
-                      "REGISTERED_USER", {"type": "string", "minLength": 1, "maxLength": 128}),
+                      "REGISTERED_USER", {"type": "string", "minLength": 1, "maxLength": 128},
+                      check_default_role),
     SettingDefinition(DEFAULT_GROUPS, "Access groups every new user joins.",
                       [], {"type": "array", "maxItems": 100, "uniqueItems": True,
                            "items": {"type": "string", "minLength": 1, "maxLength": 128}}),

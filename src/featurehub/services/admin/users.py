@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from featurehub.db.platform import ProjectUser, ResourceAccess, Role, UserMetadata, UserResource
 from featurehub.errors import Forbidden, InvalidInput, NotFound, Unprocessable
 from featurehub.security.authorization import Caller, is_granted
-from featurehub.services.admin import members
+from featurehub.services.admin import accesses, hierarchy, members
 from featurehub.web import PageRequest, fetch_page, order_by
 
 SORTABLE: dict[str, ColumnElement[Any]] = {
@@ -221,9 +221,11 @@ def get_current_user(session: Session, *, project_id: int, user_id: int | None) 
 
 
 def update_user(session: Session, *, project_id: int, caller_role: str, user_id: int,
-                body: dict[str, Any]) -> dict[str, Any]:
+                body: dict[str, Any], verification_link: accesses.VerificationLink
+                ) -> dict[str, Any]:
     """updateProjectUser: names, groups, quotas, license, role (one the caller may give) and
-    status (along the status machine). Metadata and permissions have their own operations."""
+    status (along the status machine; accepting a request asks to verify the address, as
+    acceptAccessRequest does). Metadata and permissions have their own operations."""
     members.refuse_nul(body)
     if body.get("id") is not None and body["id"] != user_id:
         raise Unprocessable(f"The user id in the body ({body['id']}) is not the one in the path "
@@ -233,8 +235,9 @@ def update_user(session: Session, *, project_id: int, caller_role: str, user_id:
     _check_same_email(user, body)
     role = body.get("role")
     if role is not None and role["name"] != user.role.name:
-        user.role = members.role_to_give(session, project_id, caller_role, role["name"])
-    members.change_status(user, body["status"])
+        user.role = hierarchy.role_to_give(session, project_id, caller_role, role["name"])
+    if members.change_status(user, body["status"]) == "accept":
+        accesses.ask_to_verify_email(session, user, verification_link)
     user.origin = body["origin"]
     _apply_own_fields(user, body)
     for field, column in (("accessGroups", "access_groups"), ("maxQuota", "max_quota"),
