@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from sqlalchemy import text
 
-from featurehub.db.base import make_engine
+from featurehub.db.base import make_engine, make_session_factory, read_only
 from featurehub.db.sqlite import AUTOCHECKPOINT_PAGES, CHECKPOINTER, start_wal_checkpointer
 
 
@@ -102,4 +102,32 @@ def test_a_failed_transaction_gives_the_lock_back(tmp_path):
     raw = sqlite3.connect(tmp_path / "db.sqlite")
     assert [row[0] for row in raw.execute("SELECT body FROM t")] == ["kept"]
     raw.close()
+    engine.dispose()
+
+
+def test_a_reader_neither_waits_for_the_writer_nor_sees_its_uncommitted_rows(tmp_path):
+    engine = _engine(tmp_path)
+    sessions = make_session_factory(engine)
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO t (body) VALUES ('committed')"))
+    with sessions() as writer, sessions() as reader:
+        writer.execute(text("INSERT INTO t (body) VALUES ('pending')"))  # holds the writer lock
+        started = time.monotonic()
+        with read_only(reader):
+            bodies = reader.scalars(text("SELECT body FROM t")).all()
+        assert bodies == ["committed"]
+        assert time.monotonic() - started < 1.0, "the reader queued behind the writer"
+        assert not reader.in_transaction()  # the read transaction ended with the block
+        writer.commit()
+    engine.dispose()
+
+
+def test_reads_inside_a_transaction_under_way_join_it(tmp_path):
+    engine = _engine(tmp_path)
+    with make_session_factory(engine)() as session:
+        session.execute(text("INSERT INTO t (body) VALUES ('mine')"))
+        with read_only(session):
+            assert session.scalars(text("SELECT body FROM t")).all() == ["mine"]
+        assert session.in_transaction()  # not rolled back: the insert is still there
+        session.commit()
     engine.dispose()
