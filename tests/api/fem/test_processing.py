@@ -68,6 +68,28 @@ class TestScheduling:
         assert process_pending(rt) == 1
         assert request_of(client, exploit, granted["crash"])["state"] == "SUCCESS"
 
+    def test_a_request_that_breaks_its_batch_fails_alone(self, client, rt, exploit,
+                                                        sample_model, monkeypatch):
+        from featurehub.services.fem import processing
+
+        process_pending(rt)
+        granted = post(client, exploit, feature("fine-1"), feature("poison"), feature("fine-2"))
+        real_plan = processing.plan
+
+        def plan(session, requests, **options):
+            if any(request.provider_id == "poison" for request in requests):
+                raise RuntimeError("a broken request")
+            return real_plan(session, requests, **options)
+
+        monkeypatch.setattr(processing, "plan", plan)
+        assert process_pending(rt) == 3
+        found = {name: request_of(client, exploit, request_id)
+                 for name, request_id in granted.items()}
+        assert found["fine-1"]["state"] == found["fine-2"]["state"] == "SUCCESS"
+        assert found["poison"]["state"] == "ERROR"
+        assert found["poison"]["step"] == "LOCAL_ERROR"
+        assert "a broken request" in found["poison"]["errors"][0]
+
     def test_a_worker_whose_lease_expired_does_not_finish(self, client, rt, exploit,
                                                           sample_model):
         from featurehub.services.fem.worker import FeatureWorker

@@ -109,9 +109,9 @@ def release_dead_claims(session: Session) -> int:
     return result.rowcount or 0
 
 
-def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
-    """Claim up to `batch_size` requests, at most one per product, and commit the claim; the
-    claimed requests are then read (features included) outside the claiming transaction."""
+def _claimable(session: Session, columns: Sequence[Any], batch_size: int) -> list[Any]:
+    """Up to `batch_size` waiting requests, the oldest of each product, by priority then
+    acceptance order, locked (FOR UPDATE SKIP LOCKED on PostgreSQL)."""
     other = aliased(FeatureRequest)
     waiting_for_another = exists().where(
         other.product_key == FeatureRequest.product_key,
@@ -120,17 +120,25 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
             other.step.in_(RUNNING_STEPS)),
     )
     rows = session.connection().execute(
-        select(FeatureRequest.id, FeatureRequest.product_key)
+        select(*columns)
         .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
         .order_by(FeatureRequest.priority, FeatureRequest.id)
         .limit(batch_size)
         .with_for_update(skip_locked=True, of=FeatureRequest)
     ).all()
-    ids, products = [], set()
+    chosen, products = [], set()
     for row in rows:
         if row.product_key not in products:
             products.add(row.product_key)
-            ids.append(row.id)
+            chosen.append(row)
+    return chosen
+
+
+def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
+    """Claim up to `batch_size` requests, at most one per product, and commit the claim; the
+    claimed requests are then read (features included) outside the claiming transaction."""
+    ids = [row.id for row in _claimable(
+        session, (FeatureRequest.id, FeatureRequest.product_key), batch_size)]
     if ids:
         session.execute(update(FeatureRequest).where(among(session, FeatureRequest.id, ids))
                         .values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
@@ -175,10 +183,39 @@ class FeatureWorker:
         options = self.options
         with self.runtime.sessions() as session:
             release_expired(session, lease_seconds=options.lease_seconds)
+            if not self.runtime.settings.is_sqlite:
+                taken = self._process_locked(session)
+                if taken is not None:
+                    return taken
             claimed = claim(session, worker_id=options.worker_id, batch_size=options.batch_size)
         if claimed:
             self.process(claimed)
         return len(claimed)
+
+    def _process_locked(self, session: Session) -> int | None:
+        """PostgreSQL: take a batch and finish it in one transaction, its rows locked (SKIP
+        LOCKED keeps other workers off them; the locks end with a worker that dies), with no
+        claim written: half the row updates of a leased claim. None, the transaction still
+        open, when the batch has files to fetch (fetched outside any transaction, under a
+        lease) or could not be finished at once (its requests are then leased and finished
+        one by one)."""
+        requests = _claimable(session, CLAIMED_COLUMNS, self.options.batch_size)
+        if not requests:
+            session.commit()
+            return 0
+        if any(files_to_store(request.feature.get("files") or ()) for request in requests):
+            return None
+        try:
+            outcome = processing.plan(session, requests, now=utcnow(), sources=self.sources,
+                                      contexts={}, stored={})
+            processing.apply(session, outcome)
+            session.commit()
+        except Exception:  # noqa: BLE001 - the leased path isolates the request that breaks it
+            log.exception("batch of %d requests failed; leasing it to finish it request by "
+                          "request", len(requests))
+            session.rollback()
+            return None
+        return len(requests)
 
     def process(self, claimed: Sequence[Any]) -> None:
         contexts: dict[int, ProjectContext] = {}
