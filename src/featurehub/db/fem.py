@@ -216,13 +216,25 @@ def _remembering(process: Any) -> Any:
     return remembered
 
 
-def _sqlite_parameters(dialect: Any, columns: Sequence[Any], names: Sequence[str],
-                       rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
-    """The DBAPI parameters of `rows` (values bound once per column, and only for the columns
-    whose type converts them: SQLAlchemy's own executemany spends more in building parameters
-    than SQLite spends writing)."""
+def _converter(column: Any, dialect: Any) -> Any:
+    process = column.type._cached_bind_processor(dialect)
+    if dialect.name == "postgresql" and isinstance(column.type, UTCDateTime):
+        # COPY sends text: a date shared by a batch's rows is formatted once, not per row.
+        bound = process
+
+        def process(value: Any) -> str:
+            return (bound(value) if bound else value).isoformat()
+
+    return _remembering(process)
+
+
+def _parameters(dialect: Any, columns: Sequence[Any], names: Sequence[str],
+                rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
+    """The DBAPI parameters (or COPY rows) of `rows`, values bound once per column and only
+    for the columns whose type converts them: SQLAlchemy's own executemany spends more in
+    building parameters than SQLite spends writing."""
     converted = [(index, process) for index, column in enumerate(columns)
-                 if (process := _remembering(column.type._cached_bind_processor(dialect)))]
+                 if (process := _converter(column, dialect))]
     values = operator.itemgetter(*names)
     parameters = []
     for row in rows:
@@ -238,7 +250,7 @@ def _sqlite_parameters(dialect: Any, columns: Sequence[Any], names: Sequence[str
 def _sqlite_update(connection: Any, table: Table, names: Sequence[str],
                    rows: Sequence[dict[str, Any]]) -> None:
     assigned = [name for name in names if name != "id"]
-    parameters = _sqlite_parameters(connection.dialect,
+    parameters = _parameters(connection.dialect,
                                     [table.c[name] for name in [*assigned, "id"]],
                                     [*assigned, "id"], rows)
     cursor = connection.connection.driver_connection.cursor()
@@ -276,7 +288,7 @@ def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
     names = list(rows[0])
     columns = [table.c[name] for name in names]
     if dialect.name == "sqlite":
-        parameters = _sqlite_parameters(dialect, columns, names, rows)
+        parameters = _parameters(dialect, columns, names, rows)
         cursor = session.connection().connection.driver_connection.cursor()
         try:
             cursor.executemany(
@@ -285,16 +297,15 @@ def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
         finally:
             cursor.close()
         return
-    connection = session.connection()
     if dialect.name != "postgresql":
-        connection.execute(table.insert(), list(rows))
+        session.connection().execute(table.insert(), list(rows))
         return
-    raw = connection.connection.driver_connection
+    parameters = _parameters(dialect, columns, names, rows)
+    raw = session.connection().connection.driver_connection
     with raw.cursor() as cursor, cursor.copy(
             f"COPY {table.name} ({', '.join(names)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([_bound(column, row[name], dialect)
-                            for column, name in zip(columns, names, strict=True)])
+        for values in parameters:
+            copy.write_row(values)
 
 
 _TEXT_TYPES = (String, Text, JSONText)
