@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -275,6 +276,47 @@ def serialize_json(table: Table, rows: Sequence[dict[str, Any]]) -> None:
                 if raw is None:
                     raw = encoded[id(value)] = RawJSON(orjson.dumps(value).decode())
                 row[name] = raw
+
+
+@contextmanager
+def streamed_rows(session: Session, table: Table, chunk: int = 250
+                  ) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """Rows given to the callable are inserted by the end of the block (all with the same
+    columns). On PostgreSQL they are copied as they come, a chunk at a time, so that the
+    server stores them while the caller decides the next ones; elsewhere they are inserted
+    together at the end (on SQLite the writer lock is then held for the insert only)."""
+    pending: list[dict[str, Any]] = []
+    dialect = session.get_bind().dialect
+    if dialect.name != "postgresql":
+        yield pending.append
+        serialize_json(table, pending)
+        insert_rows(session, table, pending)
+        return
+    with ExitStack() as stack:
+        copying: list[Any] = []  # [copy, names, columns] once the first chunk is written
+
+        def flush() -> None:
+            if not copying:
+                names = list(pending[0])
+                cursor = stack.enter_context(
+                    session.connection().connection.driver_connection.cursor())
+                copying.extend((stack.enter_context(cursor.copy(
+                    f"COPY {table.name} ({', '.join(names)}) FROM STDIN")), names,
+                    [table.c[name] for name in names]))
+            copy, names, columns = copying
+            serialize_json(table, pending)
+            for values in _parameters(dialect, columns, names, pending):
+                copy.write_row(values)
+            pending.clear()
+
+        def add(row: dict[str, Any]) -> None:
+            pending.append(row)
+            if len(pending) >= chunk:
+                flush()
+
+        yield add
+        if pending:
+            flush()
 
 
 def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:

@@ -9,7 +9,8 @@ run without holding the single writer lock), then one INSERT of every request ro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import read_only, utcnow
-from featurehub.db.fem import Feature, FeatureRequest, among, insert_rows, serialize_json
+from featurehub.db.fem import Feature, FeatureRequest, among, streamed_rows
 from featurehub.errors import InvalidInput
 from featurehub.services.fem import outbox
 from featurehub.services.fem.datamodels import CompiledModel, resolve_models
@@ -74,29 +75,41 @@ class _Batch:
     owner: str
     now: Any
     answer: Answer = field(default_factory=Answer)
-    rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     repeated: dict[str, int] = field(default_factory=dict)
+    written: int = 0
+    _write: Callable[[dict[str, Any]], None] | None = None
+
+    @contextmanager
+    def writing(self, session: Session) -> Iterator[None]:
+        """Request rows decided inside the block are written by its end (on PostgreSQL while
+        the next ones are decided)."""
+        with streamed_rows(session, FeatureRequest.__table__) as write:
+            self._write = write
+            yield
+
+    def _add(self, row: dict[str, Any]) -> None:
+        assert self._write is not None, "rows are decided inside writing()"
+        self._write(row)
+        self.written += 1
 
     def grant(self, key: str, row: dict[str, Any]) -> None:
         if key in self.answer.granted:
             self.repeated[key] = self.repeated.get(key, 1) + 1
         self.answer.granted[key] = row["request_id"]
-        self.rows.append(row)
+        self._add(row)
 
     def deny(self, key: str, cause: str, row: dict[str, Any]) -> None:
         self.answer.denied[key] = cause
         row.update(state=DENIED, step=LOCAL_DENIED, errors=[cause])
-        self.rows.append(row)
+        self._add(row)
         self.events.append(outbox.request_event(
             project_id=self.project_id, created=self.now, type_=row["type"],
             request_id=row["request_id"], request_owner=self.owner,
             provider_id=row["provider_id"], urn=row["urn"], state=DENIED, errors=[cause]))
 
     def commit(self, session: Session) -> Answer:
-        if self.rows:
-            serialize_json(FeatureRequest.__table__, self.rows)
-            insert_rows(session, FeatureRequest.__table__, self.rows)
+        if self.written:
             outbox.record(session, self.events)
             session.commit()
         answer = self.answer
@@ -278,47 +291,48 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
                 names={product.model for product in existing.values()} - set(models)))
         latest = latest_versions(session, project_id=project_id, products=_products(given))
     seen_urns: set[str] = set()
-    for index, feature in enumerate(features):
-        key = feature.get("id") or feature.get("urn") or f"features[{index}]"
-        row = _request_row(batch, type_=CREATION, priority=priority, feature=feature,
-                           options=creation_options, session_owner=session_owner,
-                           session=session_name)
-        problem = _creation_problem(feature, models, storages)
-        if problem:
-            batch.deny(key, problem, row)
-            continue
-        text = feature.get("urn")
-        if not text:
-            row["product_key"] = product_uuid(project, feature["id"])
-            batch.grant(key, row)
-            continue
-        problem, urn = _urn_problem(text, project=project, entity_type=feature["entityType"])
-        if problem is None and text in seen_urns:
-            problem = f"Duplicate urn '{text}' in the request."
-        if problem:
-            batch.deny(key, problem, row)
-            continue
-        seen_urns.add(text)
-        row["product_key"] = urn.uuid
-        stored = existing.get(text)
-        if stored is not None:
-            if not update_if_exists:
-                batch.deny(key, f"URN {text} already exists.", row)
-                continue
-            problem = _patch_problem(feature, stored, models.get(stored.model), storages)
+    with batch.writing(session):
+        for index, feature in enumerate(features):
+            key = feature.get("id") or feature.get("urn") or f"features[{index}]"
+            row = _request_row(batch, type_=CREATION, priority=priority, feature=feature,
+                               options=creation_options, session_owner=session_owner,
+                               session=session_name)
+            problem = _creation_problem(feature, models, storages)
             if problem:
                 batch.deny(key, problem, row)
                 continue
-            row.update(type=PATCH, provider_id=stored.provider_id, session_owner=session_owner,
-                       session=session_name, options={"storages": storages,
-                                                      "fileUpdateMode": "APPEND"})
+            text = feature.get("urn")
+            if not text:
+                row["product_key"] = product_uuid(project, feature["id"])
+                batch.grant(key, row)
+                continue
+            problem, urn = _urn_problem(text, project=project, entity_type=feature["entityType"])
+            if problem is None and text in seen_urns:
+                problem = f"Duplicate urn '{text}' in the request."
+            if problem:
+                batch.deny(key, problem, row)
+                continue
+            seen_urns.add(text)
+            row["product_key"] = urn.uuid
+            stored = existing.get(text)
+            if stored is not None:
+                if not update_if_exists:
+                    batch.deny(key, f"URN {text} already exists.", row)
+                    continue
+                problem = _patch_problem(feature, stored, models.get(stored.model), storages)
+                if problem:
+                    batch.deny(key, problem, row)
+                    continue
+                row.update(type=PATCH, provider_id=stored.provider_id, session_owner=session_owner,
+                           session=session_name, options={"storages": storages,
+                                                          "fileUpdateMode": "APPEND"})
+                batch.grant(key, row)
+                continue
+            if urn.version <= latest.get(urn.uuid, 0):
+                batch.deny(key, f"Version is invalid: V{urn.version} of {text} is not above the "
+                                f"latest version V{latest[urn.uuid]} of this product.", row)
+                continue
             batch.grant(key, row)
-            continue
-        if urn.version <= latest.get(urn.uuid, 0):
-            batch.deny(key, f"Version is invalid: V{urn.version} of {text} is not above the "
-                            f"latest version V{latest[urn.uuid]} of this product.", row)
-            continue
-        batch.grant(key, row)
     return batch.commit(session)
 
 
@@ -348,28 +362,29 @@ def grant_patches(session: Session, *, project_id: int, project: str, body: Mapp
         models = resolve_models(session, project_id=project_id, models_dir=models_dir,
                                 names={product.model for product in stored.values()})
     seen: set[str] = set()
-    for index, feature in enumerate(features):
-        text = feature.get("urn")
-        key = text or feature.get("id") or f"features[{index}]"
-        product = stored.get(text) if text else None
-        row = _request_row(batch, type_=PATCH, priority=priority, feature=feature,
-                           options=options,
-                           session_owner=product.session_owner if product else None,
-                           session=product.session if product else None)
-        if not text:
-            batch.deny(key, "Missing 'urn': a patch identifies the product by its urn.", row)
-            continue
-        problem, urn = _urn_problem(text, project=project, entity_type=None)
-        if problem is None and text in seen:
-            problem = f"Duplicate urn '{text}' in the request."
-        if problem is None and product is None:
-            problem = f"URN {text} does not exist."
-        if problem is None:
-            problem = _patch_problem(feature, product, models.get(product.model), storages)
-        if problem:
-            batch.deny(key, problem, row)
-            continue
-        seen.add(text)
-        row.update(product_key=urn.uuid, provider_id=product.provider_id, model=product.model)
-        batch.grant(key, row)
+    with batch.writing(session):
+        for index, feature in enumerate(features):
+            text = feature.get("urn")
+            key = text or feature.get("id") or f"features[{index}]"
+            product = stored.get(text) if text else None
+            row = _request_row(batch, type_=PATCH, priority=priority, feature=feature,
+                               options=options,
+                               session_owner=product.session_owner if product else None,
+                               session=product.session if product else None)
+            if not text:
+                batch.deny(key, "Missing 'urn': a patch identifies the product by its urn.", row)
+                continue
+            problem, urn = _urn_problem(text, project=project, entity_type=None)
+            if problem is None and text in seen:
+                problem = f"Duplicate urn '{text}' in the request."
+            if problem is None and product is None:
+                problem = f"URN {text} does not exist."
+            if problem is None:
+                problem = _patch_problem(feature, product, models.get(product.model), storages)
+            if problem:
+                batch.deny(key, problem, row)
+                continue
+            seen.add(text)
+            row.update(product_key=urn.uuid, provider_id=product.provider_id, model=product.model)
+            batch.grant(key, row)
     return batch.commit(session)
