@@ -120,6 +120,8 @@ def _bearer_token() -> str | None:
 
 def _requested_scope() -> str | None:
     scope = request.args.get("scope") or request.headers.get("scope")
+    if scope and "\x00" in scope:  # no project is named so (and PostgreSQL refuses the text)
+        raise NotFound("Project names hold no NUL character: no such project.")
     return scope or None
 
 

@@ -78,6 +78,15 @@ class TestRequestAccess:
         assert token.status_code == 200
         assert token.json()["role"] == "REGISTERED_USER"
 
+    def test_a_scope_with_a_nul_names_no_project(self, client, project):
+        response = client.post(ACCESSES, json={"email": "nul@example.org", "password": "secret-1"},
+                               params={"scope": f"{project.name}\x00"})
+        assert response.status_code == 404, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        with project.runtime.sessions() as session:
+            assert session.scalar(select(ProjectUser.id).where(
+                ProjectUser.email == "nul@example.org")) is None
+
     def test_manual_mode_waits_and_no_token_is_issued(self, client, project):
         set_mode(client, project, "manual")
         assert request_access(client, project, "bob@example.org").status_code == 201
