@@ -109,38 +109,36 @@ class SmtpServer:
 
 # -- messages --------------------------------------------------------------------------------
 
-def single_message(row: Any, sender: str) -> EmailMessage:
+def _message(sender: str, to: str, subject: str, header: tuple[str, str], content: str,
+             subtype: str = "plain") -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
-    message["To"] = row.email
-    message["Subject"] = f"[{row.project}] {row.level}: {row.title}"
-    message["X-Featurehub-Notification"] = str(row.notification_id)
-    subtype = "html" if row.mime_type.lower() == "text/html" else "plain"
-    message.set_content(row.message, subtype=subtype)
+    message["To"] = to
+    message["Subject"] = subject
+    message[header[0]] = header[1]
+    message.set_content(content, subtype=subtype)
     return message
+
+
+def single_message(row: Any, sender: str) -> EmailMessage:
+    return _message(sender, row.email, f"[{row.project}] {row.level}: {row.title}",
+                    ("X-Featurehub-Notification", str(row.notification_id)), row.message,
+                    "html" if row.mime_type.lower() == "text/html" else "plain")
 
 
 def outgoing_message(row: Any, sender: str) -> EmailMessage:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = row.email
-    message["Subject"] = f"[{row.project}] {row.subject}"
-    message["X-Featurehub-Mail"] = str(row.id)
-    message.set_content(row.body)
-    return message
+    return _message(sender, row.email, f"[{row.project}] {row.subject}",
+                    ("X-Featurehub-Mail", str(row.id)), row.body)
 
 
 def digest_message(rows: Sequence[Any], sender: str) -> EmailMessage:
     first = rows[0]
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = first.email
-    message["Subject"] = f"[{first.project}] {len(rows)} notification(s)"
-    message["X-Featurehub-Notification"] = ",".join(str(row.notification_id) for row in rows)
     parts = [f"{row.created.isoformat()} {row.level}: {row.title} (from {row.sender})\n\n"
              f"{row.message}\n" for row in rows]
-    message.set_content(("\n" + "-" * 72 + "\n").join(parts))
-    return message
+    return _message(sender, first.email, f"[{first.project}] {len(rows)} notification(s)",
+                    ("X-Featurehub-Notification",
+                     ",".join(str(row.notification_id) for row in rows)),
+                    ("\n" + "-" * 72 + "\n").join(parts))
 
 
 # -- the scheduler ---------------------------------------------------------------------------
