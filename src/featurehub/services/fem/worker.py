@@ -417,7 +417,6 @@ class EmbeddedWorkers:
 def start_embedded_worker(runtime: Any) -> None:
     """APP_STARTED hook: the feature worker of `featurehub serve`, in a child process where
     fork exists, else in a thread."""
-    tune_garbage_collector()  # for the API process too: acceptance parses large bodies
     if "fork" in multiprocessing.get_all_start_methods():
         runtime.workers[EMBEDDED] = EmbeddedWorkers(runtime, count=embedded_worker_count(runtime))
     else:
