@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import pytest
 
 from featurehub.services.fem.datamodels import CompiledModel, ModelDefinition
 from featurehub.services.fem.rules import bounding_box, files_problem, geometry_problem, url_problem
-from featurehub.services.fem.urns import InvalidUrn, parse_urn, product_uuid, urn_of
+from featurehub.services.fem.urns import (
+    InvalidUrn,
+    parse_urn,
+    product_uuid,
+    request_uuid,
+    urn_of,
+)
 
 UUID = "e664c482-3b33-5aef-9840-a8a75061a196"
 
@@ -32,6 +41,17 @@ class TestUrns:
     def test_invalid(self, text):
         with pytest.raises(InvalidUrn):
             parse_urn(text)
+
+
+    def test_request_ids_are_time_ordered_uuid7(self):
+        first = request_uuid()
+        time.sleep(0.002)
+        later = [request_uuid() for _ in range(600)]  # more than one pool of random bytes
+        parsed = uuid.UUID(first)
+        assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
+        assert str(parsed) == first
+        assert len(set(later)) == 600
+        assert all(first < text for text in later)  # a later millisecond sorts after
 
 
 class TestGeometry:

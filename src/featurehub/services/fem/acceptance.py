@@ -38,7 +38,7 @@ from featurehub.services.fem.urns import (
     InvalidUrn,
     parse_urn,
     product_uuid,
-    random_uuid,
+    request_uuid,
 )
 
 FILE_UPDATE_MODES = ("APPEND", "REPLACE")
@@ -148,7 +148,7 @@ def _request_row(batch: _Batch, *, type_: str, priority: int, feature: Mapping[s
     urn = _text(feature.get("urn"))
     model = _text(feature.get("model"))
     return {
-        "request_id": random_uuid(), "project_id": batch.project_id, "type": type_,
+        "request_id": request_uuid(), "project_id": batch.project_id, "type": type_,
         "state": GRANTED, "step": LOCAL_DELAYED, "priority": priority, "product_key": None,
         "provider_id": provider_id.replace("\x00", "") if provider_id else None,
         "urn": urn.replace("\x00", "") if urn else None,
