@@ -13,7 +13,7 @@ from featurehub.services.fem.urns import (
     InvalidUrn,
     parse_urn,
     product_uuid,
-    request_uuid,
+    request_uuids,
     urn_of,
 )
 
@@ -44,13 +44,14 @@ class TestUrns:
 
 
     def test_request_ids_are_time_ordered_uuid7(self):
-        first = request_uuid()
+        [first] = request_uuids(1)
         time.sleep(0.002)
-        later = [request_uuid() for _ in range(600)]  # more than one pool of random bytes
-        parsed = uuid.UUID(first)
-        assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
-        assert str(parsed) == first
+        later = request_uuids(600)
+        for text in (first, *later):
+            parsed = uuid.UUID(text)
+            assert (parsed.version, parsed.variant, str(parsed)) == (7, uuid.RFC_4122, text)
         assert len(set(later)) == 600
+        assert {text[19] for text in request_uuids(200)} == set("89ab")  # the variant digit
         assert all(first < text for text in later)  # a later millisecond sorts after
 
 

@@ -38,7 +38,7 @@ from featurehub.services.fem.urns import (
     InvalidUrn,
     parse_urn,
     product_uuid,
-    request_uuid,
+    request_uuids,
 )
 
 FILE_UPDATE_MODES = ("APPEND", "REPLACE")
@@ -74,6 +74,7 @@ class _Batch:
     project_id: int
     owner: str
     now: Any
+    ids: Iterator[str]  # the request ids, one per feature
     answer: Answer = field(default_factory=Answer)
     events: list[dict[str, Any]] = field(default_factory=list)
     repeated: dict[str, int] = field(default_factory=dict)
@@ -148,7 +149,7 @@ def _request_row(batch: _Batch, *, type_: str, priority: int, feature: Mapping[s
     urn = _text(feature.get("urn"))
     model = _text(feature.get("model"))
     return {
-        "request_id": request_uuid(), "project_id": batch.project_id, "type": type_,
+        "request_id": next(batch.ids), "project_id": batch.project_id, "type": type_,
         "state": GRANTED, "step": LOCAL_DELAYED, "priority": priority, "product_key": None,
         "provider_id": provider_id.replace("\x00", "") if provider_id else None,
         "urn": urn.replace("\x00", "") if urn else None,
@@ -273,7 +274,7 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
         _no_nul(value, member)
     if not features:
         return Answer(messages=["The request holds no feature: nothing to create."])
-    batch = _Batch(project_id, owner, utcnow())
+    batch = _Batch(project_id, owner, utcnow(), iter(request_uuids(len(features))))
     priority = PRIORITIES[metadata.get("priority") or "NORMAL"]
     storages = metadata["storages"]
     override = bool(metadata.get("override"))
@@ -350,7 +351,7 @@ def grant_patches(session: Session, *, project_id: int, project: str, body: Mapp
     _no_nul(recipient, "metadata.acknowledgedRecipient")
     if not features:
         return Answer(messages=["The request holds no feature: nothing to patch."])
-    batch = _Batch(project_id, owner, utcnow())
+    batch = _Batch(project_id, owner, utcnow(), iter(request_uuids(len(features))))
     priority = PRIORITIES[metadata["priority"]]
     storages = metadata["storages"]
     options: dict[str, Any] = {"storages": storages, "fileUpdateMode": file_update_mode}

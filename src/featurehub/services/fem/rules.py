@@ -122,14 +122,33 @@ _SHAPES = {
 }
 
 
-_NUMBERS = (int, float)
+_NUMBERS = frozenset((int, float))  # bool is an int subclass, not int: refused
 
 
 def _is_position(value: Any) -> bool:
-    if type(value) is not list or not 2 <= len(value) <= 4:
+    if type(value) is not list:
+        return False
+    if len(value) == 2:  # the usual [x, y], without a loop
+        return type(value[0]) in _NUMBERS and type(value[1]) in _NUMBERS
+    if not 2 < len(value) <= 4:
         return False
     for number in value:
-        if type(number) not in _NUMBERS:  # bool is an int subclass: refused here
+        if type(number) not in _NUMBERS:
+            return False
+    return True
+
+
+def _positions_valid(kind: str, positions: Any) -> bool:
+    """A list of positions: a line of at least 2, a closed ring of at least 4."""
+    if type(positions) is not list:
+        return False
+    if kind in ("Polygon", "MultiPolygon"):
+        if len(positions) < 4 or positions[0] != positions[-1]:
+            return False
+    elif kind in ("LineString", "MultiLineString") and len(positions) < 2:
+        return False
+    for position in positions:
+        if not _is_position(position):
             return False
     return True
 
@@ -138,18 +157,10 @@ def _coordinates_valid(kind: str, coordinates: Any, depth: int) -> bool:
     """The nesting of `coordinates` and the RFC 7946 minimum sizes, in one pass."""
     if depth == 0:
         return _is_position(coordinates)
-    if not isinstance(coordinates, list):
-        return False
     if depth == 1:
-        if kind in ("LineString", "MultiLineString") and len(coordinates) < 2:
-            return False
-        if kind in ("Polygon", "MultiPolygon"):
-            if len(coordinates) < 4 or coordinates[0] != coordinates[-1]:
-                return False
-        for position in coordinates:
-            if not _is_position(position):
-                return False
-        return True
+        return _positions_valid(kind, coordinates)
+    if type(coordinates) is not list:
+        return False
     for item in coordinates:
         if not _coordinates_valid(kind, item, depth - 1):
             return False

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -51,28 +50,21 @@ def product_uuid(project: str, provider_id: str) -> str:
     return _formatted(hashlib.sha1(_NAMESPACE.bytes + name).digest(), 5)
 
 
-_RANDOM = threading.local()
-_POOL_SIZE = 4096
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
-def _random_bytes(count: int) -> bytes:
-    """`count` random bytes, drawn from the system 4 KiB at a time (one system call per few
-    hundred uuids instead of one each: acceptance draws one per feature)."""
-    state = _RANDOM
-    offset = getattr(state, "offset", _POOL_SIZE)
-    if offset + count > _POOL_SIZE or state.pid != os.getpid():  # a forked child never
-        state.pool, state.pid, offset = os.urandom(_POOL_SIZE), os.getpid(), 0  # reuses them
-    state.offset = offset + count
-    return state.pool[offset:offset + count]
-
-
-def request_uuid() -> str:
-    """A uuid7 (RFC 9562), as text: 48 bits of Unix time in milliseconds, then 74 random bits.
-    The ids of requests accepted together sort together, so the unique index on them grows
-    at its end instead of at a random page per request: on SQLite, inserting 1,000 requests
-    into a table of 100,000 costs a quarter less, and the cost no longer grows with the table."""
-    now = time.time_ns() // 1_000_000
-    return _formatted(now.to_bytes(6, "big") + _random_bytes(10), 7)
+def request_uuids(count: int) -> list[str]:
+    """`count` uuid7 (RFC 9562), as text: 48 bits of Unix time in milliseconds, then 74
+    random bits. The ids of requests accepted together sort together, so the unique index on
+    them grows at its end instead of at a random page per request: on SQLite, inserting 1,000
+    requests into a table of 100,000 costs a quarter less, and the cost no longer grows with
+    the table. Made as text directly, with one system call for the random bits of them all:
+    acceptance makes one per feature."""
+    stamp = (time.time_ns() // 1_000_000).to_bytes(6, "big").hex()
+    head = f"{stamp[:8]}-{stamp[8:]}-7"
+    digits = os.urandom(10 * count).hex()
+    return [f"{head}{digits[at + 1:at + 4]}-{_VARIANT[digits[at + 4]]}{digits[at + 5:at + 8]}-"
+            f"{digits[at + 8:at + 20]}" for at in range(0, 20 * count, 20)]
 
 
 def urn_of(entity_type: str, project: str, product: str, version: int) -> str:
