@@ -9,7 +9,7 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
 from featurehub.db.base import utcnow
 from featurehub.db.fem import FeatureRequest
@@ -48,6 +48,27 @@ class TestScheduling:
         assert twice  # both granted
         process_pending(rt, options=WorkerOptions(lease_seconds=0))
         assert request_of(client, exploit, twice["same"])["state"] == "SUCCESS"
+
+    def test_sqlite_claim_looks_up_earlier_requests_in_the_unfinished_product_index(self, rt):
+        if not rt.settings.is_sqlite:
+            pytest.skip("SQLite's planner needs the index's condition repeated; PostgreSQL "
+                        "proves it")
+        statements = []
+
+        def remember(connection, cursor, statement, parameters, context, executemany):
+            statements.append((statement, parameters))
+
+        event.listen(rt.engine, "before_cursor_execute", remember)
+        try:
+            with rt.sessions() as session:
+                claim(session, worker_id="plan-worker", batch_size=1000)
+        finally:
+            event.remove(rt.engine, "before_cursor_execute", remember)
+        statement, parameters = next(item for item in statements if "EXISTS" in item[0])
+        with rt.engine.connect() as connection:
+            plan = " | ".join(row[-1] for row in connection.exec_driver_sql(
+                f"EXPLAIN QUERY PLAN {statement}", parameters))
+        assert "USING INDEX ix_fem_requests_product" in plan, plan
 
     def test_a_crashed_workers_batch_is_taken_again_after_its_lease(self, client, rt, exploit,
                                                                     sample_model):

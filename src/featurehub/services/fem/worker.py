@@ -109,9 +109,11 @@ def release_dead_claims(session: Session) -> int:
     return result.rowcount or 0
 
 
-def _claimable(session: Session, columns: Sequence[Any], batch_size: int) -> list[Any]:
-    """Up to `batch_size` waiting requests, the oldest of each product, by priority then
-    acceptance order, locked (FOR UPDATE SKIP LOCKED on PostgreSQL)."""
+def _claimable(session: Session, batch_size: int) -> list[int]:
+    """The ids of up to `batch_size` waiting requests, the oldest of each product, by priority
+    then acceptance order, locked (FOR UPDATE SKIP LOCKED on PostgreSQL). Narrow rows: sorting
+    them stays in memory, where sorting them with their features (LockRows keeps PostgreSQL
+    from a top-N sort) spilled to disk."""
     other = aliased(FeatureRequest)
     earlier = [other.product_key == FeatureRequest.product_key, other.id != FeatureRequest.id,
                or_(and_(other.step == LOCAL_DELAYED, other.id < FeatureRequest.id),
@@ -122,7 +124,7 @@ def _claimable(session: Session, columns: Sequence[Any], batch_size: int) -> lis
         earlier.append(unfinished(other.step))
     waiting_for_another = exists().where(*earlier)
     rows = session.connection().execute(
-        select(*columns)
+        select(FeatureRequest.id, FeatureRequest.product_key)
         .where(FeatureRequest.step == LOCAL_DELAYED, ~waiting_for_another)
         .order_by(FeatureRequest.priority, FeatureRequest.id)
         .limit(batch_size)
@@ -132,15 +134,22 @@ def _claimable(session: Session, columns: Sequence[Any], batch_size: int) -> lis
     for row in rows:
         if row.product_key not in products:
             products.add(row.product_key)
-            chosen.append(row)
+            chosen.append(row.id)
     return chosen
+
+
+def _claimed(session: Session, ids: Sequence[int]) -> list[Any]:
+    """The requests `ids` as Core rows (no ORM loading: a batch is a thousand rows with
+    their features), in scheduling order."""
+    return list(session.connection().execute(
+        select(*CLAIMED_COLUMNS).where(among(session, FeatureRequest.id, ids))
+        .order_by(FeatureRequest.priority, FeatureRequest.id)).all())
 
 
 def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
     """Claim up to `batch_size` requests, at most one per product, and commit the claim; the
     claimed requests are then read (features included) outside the claiming transaction."""
-    ids = [row.id for row in _claimable(
-        session, (FeatureRequest.id, FeatureRequest.product_key), batch_size)]
+    ids = _claimable(session, batch_size)
     if ids:
         session.execute(update(FeatureRequest).where(among(session, FeatureRequest.id, ids))
                         .values(step=LOCAL_SCHEDULED, claimed_by=worker_id, claimed_at=utcnow())
@@ -148,12 +157,9 @@ def claim(session: Session, *, worker_id: str, batch_size: int) -> list[Any]:
     session.commit()
     if not ids:
         return []
-    # Core rows (no ORM loading): a batch is a thousand rows with their features, parsed
-    # while SQLite's writer lock is free. Nobody else changes a claimed request.
+    # Read while SQLite's writer lock is free. Nobody else changes a claimed request.
     with read_only(session):
-        return list(session.connection().execute(
-            select(*CLAIMED_COLUMNS).where(among(session, FeatureRequest.id, ids))
-            .order_by(FeatureRequest.priority, FeatureRequest.id)).all())
+        return _claimed(session, ids)
 
 
 def _still_held(session: Session, ids: Sequence[int], worker_id: str) -> set[int]:
@@ -201,16 +207,11 @@ class FeatureWorker:
         open, when the batch has files to fetch (fetched outside any transaction, under a
         lease) or could not be finished at once (its requests are then leased and finished
         one by one)."""
-        ids = [row.id for row in _claimable(
-            session, (FeatureRequest.id, FeatureRequest.product_key), self.options.batch_size)]
+        ids = _claimable(session, self.options.batch_size)
         if not ids:
             session.commit()
             return 0
-        # Read once locked: sorting the narrow rows above stays in memory, where sorting those
-        # with their features (LockRows keeps PostgreSQL from a top-N sort) spilled to disk.
-        requests = session.connection().execute(
-            select(*CLAIMED_COLUMNS).where(among(session, FeatureRequest.id, ids))
-            .order_by(FeatureRequest.priority, FeatureRequest.id)).all()
+        requests = _claimed(session, ids)  # locked above, in this transaction
         if any(files_to_store(request.feature.get("files") or ()) for request in requests):
             return None
         try:
