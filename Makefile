@@ -27,8 +27,11 @@ codegen-check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests codegen benchmarks
 
+# Tests run on TEST_PROCESSES processes (pytest-xdist); each uses its own databases and ports.
+TEST_PROCESSES ?= 2
+
 test: $(STAMP) codegen-check lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
