@@ -26,6 +26,13 @@ class TestUrns:
         assert product_uuid("p", "id") != product_uuid("q", "id")
         assert product_uuid("p", "id") != product_uuid("p", "id2")
 
+    @pytest.mark.parametrize("provider_id", ["id", "bench-000042", "é漢 x", "a" * 100, "\t"])
+    def test_uuid_is_rfc_uuid5_of_project_and_id(self, provider_id):
+        # Stored product keys depend on it: the text is written by hand, for speed.
+        namespace = uuid.uuid5(uuid.NAMESPACE_URL, "featurehub:rs-fem:products")
+        assert product_uuid("demo", provider_id) == str(
+            uuid.uuid5(namespace, f"demo\x00{provider_id}"))
+
     def test_round_trip(self):
         urn = urn_of("DATA", "demo", UUID, 12)
         assert urn == f"URN:FEATURE:DATA:demo:{UUID}:V12"
@@ -135,6 +142,22 @@ class TestCompiledModel:
         assert self.MODEL.creation_problem({}) == "Missing required property 'a' of model 'm'."
         assert self.MODEL.creation_problem({"a": 1, "c": 2}) == (
             "Property 'c' isn't expected by the model 'm'.")
+
+    def test_names_the_unexpected_property_before_other_errors(self):
+        assert self.MODEL.creation_problem({"a": "one", "c": 2}) == (
+            "Property 'c' isn't expected by the model 'm'.")
+
+    @pytest.mark.parametrize(("extra", "accepted"), [
+        ({"additionalProperties": True}, True),
+        ({"additionalProperties": {"type": "integer"}}, True),
+        ({"additionalProperties": False}, False),
+        # Names matching patternProperties are still not declared properties: refused.
+        ({"patternProperties": {"^c": {"type": "integer"}}}, False)])
+    def test_undeclared_properties_follow_additional_properties(self, extra, accepted):
+        model = CompiledModel(ModelDefinition("m", None, {
+            "type": "object", "properties": {"a": {"type": "integer"}}, **extra}, 1, "project"))
+        assert model.creation_problem({"a": 1}) is None
+        assert (model.creation_problem({"a": 1, "c": 2}) is None) is accepted
 
     def test_patch(self):
         assert self.MODEL.patch_problem({"b": "x"}) is None

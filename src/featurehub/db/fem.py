@@ -257,7 +257,8 @@ def _parameters(dialect: Any, columns: Sequence[Any], names: Sequence[str],
         for index, process in converted:
             value = bound[index]
             if value is not None:
-                bound[index] = process(value)
+                # JSON encoded ahead (serialize_json): its text, without the processors' calls.
+                bound[index] = value.text if type(value) is RawJSON else process(value)
         parameters.append(bound)
     return parameters
 

@@ -66,7 +66,11 @@ class CompiledModel:
         self.required = frozenset(schema.get("required") or ())
         self.fixed = frozenset(name for name, sub in declared.items()
                                if isinstance(sub, dict) and sub.get("x-alterable") is False)
-        self.validator = _compile(schema)
+        # A closed model without patternProperties refuses exactly the names it does not
+        # declare: its validator then checks that too, and a valid feature costs one call.
+        self.closed = not self.open and "patternProperties" not in schema
+        self.validator = _compile({**schema, "additionalProperties": False} if self.closed
+                                  else schema)
         self.patch_validator = _compile({k: v for k, v in schema.items() if k != "required"})
 
     def _first_error(self, validator: Any, properties: Mapping[str, Any]) -> str | None:
@@ -94,6 +98,8 @@ class CompiledModel:
         return None
 
     def creation_problem(self, properties: Mapping[str, Any]) -> str | None:
+        if self.closed and self.validator.is_valid(properties):
+            return None
         return self._unexpected(properties) or self._first_error(self.validator, properties)
 
     def patch_problem(self, properties: Mapping[str, Any]) -> str | None:
