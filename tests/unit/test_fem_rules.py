@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from featurehub.services.fem import rules
 from featurehub.services.fem.datamodels import CompiledModel, ModelDefinition
 from featurehub.services.fem.rules import bounding_box, files_problem, geometry_problem, url_problem
 from featurehub.services.fem.urns import (
@@ -83,11 +84,31 @@ class TestGeometry:
          "geometry: the coordinates of a Point are a position [x, y(, z)]."),
         ({"type": "MultiPoint", "coordinates": [[0, 0], "x"]},
          "geometry: the coordinates of a MultiPoint are a list of positions."),
+        ({"type": "Polygon", "coordinates": [[0, 0], [1, 0], [1, 1], [0, 0]]},
+         "geometry: the coordinates of a Polygon are a list of linear rings, each a closed list "
+         "of at least 4 positions."),
+        ({"type": "MultiLineString", "coordinates": [[[0, 0], [1, 1]], [[0, 0]]]},
+         "geometry: the coordinates of a MultiLineString are a list of lines, each a list of at "
+         "least 2 positions."),
+        ({"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [0, 0]]]]},
+         "geometry: the coordinates of a MultiPolygon are a list of polygons, each a list of "
+         "closed rings of at least 4 positions."),
         ({"type": "Point"}, "geometry: a Point has coordinates."),
         ({"type": "GeometryCollection"}, "geometry: a GeometryCollection has geometries."),
     ])
     def test_invalid(self, geometry, problem):
         assert geometry_problem(geometry) == problem
+
+    @pytest.mark.parametrize("geometry", [
+        {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]] * 2},
+        {"type": "MultiLineString", "coordinates": [[[0, 0], [1, 1], [2, 2], [3, 3]]] * 2},
+        {"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [1, 1], [0, 0]]]] * 2},
+        {"type": "LineString", "coordinates": [[0, 0]] * 8},
+    ])
+    def test_positions_are_limited(self, geometry, monkeypatch):
+        assert geometry_problem(geometry) is None
+        monkeypatch.setattr(rules, "MAX_POSITIONS", 7)
+        assert geometry_problem(geometry) == "geometry: more than 7 positions."
 
     def test_bounding_box(self):
         assert bounding_box({"type": "Polygon", "coordinates": [

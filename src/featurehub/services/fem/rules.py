@@ -203,9 +203,21 @@ def geometry_problem(geometry: Mapping[str, Any] | None) -> str | None:
     if "coordinates" not in geometry:
         return f"geometry: a {kind} has coordinates."
     depth = _DEPTH[kind]
-    if not _coordinates_valid(kind, geometry["coordinates"], depth):
+    coordinates = geometry["coordinates"]
+    if depth == 2:  # Polygon, MultiLineString: the usual case, checked and counted in one pass
+        count = 0
+        if type(coordinates) is list:
+            for positions in coordinates:
+                if not _positions_valid(kind, positions):
+                    break
+                count += len(positions)
+            else:
+                return (f"geometry: more than {MAX_POSITIONS} positions."
+                        if count > MAX_POSITIONS else None)
         return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}."
-    if _count(geometry["coordinates"], depth) > MAX_POSITIONS:
+    if not _coordinates_valid(kind, coordinates, depth):
+        return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}."
+    if _count(coordinates, depth) > MAX_POSITIONS:
         return f"geometry: more than {MAX_POSITIONS} positions."
     return None
 
