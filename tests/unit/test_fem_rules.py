@@ -94,6 +94,9 @@ class TestGeometry:
          "geometry: the coordinates of a MultiPolygon are a list of polygons, each a list of "
          "closed rings of at least 4 positions."),
         ({"type": "Point"}, "geometry: a Point has coordinates."),
+        ({"type": "GeometryCollection", "geometries": [
+            {"type": "Point", "coordinates": [0, 0]}, {"type": "LineString", "coordinates": []}]},
+         "geometry: the coordinates of a LineString are a list of at least 2 positions."),
         ({"type": "GeometryCollection"}, "geometry: a GeometryCollection has geometries."),
     ])
     def test_invalid(self, geometry, problem):
@@ -104,6 +107,9 @@ class TestGeometry:
         {"type": "MultiLineString", "coordinates": [[[0, 0], [1, 1], [2, 2], [3, 3]]] * 2},
         {"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [1, 1], [0, 0]]]] * 2},
         {"type": "LineString", "coordinates": [[0, 0]] * 8},
+        {"type": "GeometryCollection", "geometries": [
+            {"type": "Point", "coordinates": [0, 0]}, {"type": "MultiPoint",
+                                                       "coordinates": [[0, 0]] * 7}]},
     ])
     def test_positions_are_limited(self, geometry, monkeypatch):
         assert geometry_problem(geometry) is None

@@ -80,11 +80,9 @@ def files_problem(files: Sequence[Mapping[str, Any]], *, storages: Sequence[Any]
             return (f"File '{name}' mixes locations with a storage (referenced) and without "
                     f"(to store).")
         for location in locations:
-            url = location["url"]
-            if not _PLAIN_URL.match(url):
-                problem = url_problem(url)
-                if problem:
-                    return f"File '{name}': url '{url}' is invalid: it {problem}."
+            problem = url_problem(location["url"])
+            if problem:
+                return f"File '{name}': url '{location['url']}' is invalid: it {problem}."
         if referenced == len(locations):
             to_reference += 1
             if attributes.get("filesize") is None:
@@ -159,24 +157,36 @@ def _positions_valid(kind: str, positions: Any) -> bool:
     return True
 
 
-def _coordinates_valid(kind: str, coordinates: Any, depth: int) -> bool:
-    """The nesting of `coordinates` and the RFC 7946 minimum sizes, in one pass."""
+def _position_count(kind: str, coordinates: Any, depth: int) -> int | None:
+    """How many positions `coordinates` hold, checking in the same pass the nesting of their
+    type and the RFC 7946 minimum sizes; None when they break them."""
     if depth == 0:
-        return _is_position(coordinates)
+        return 1 if _is_position(coordinates) else None
     if depth == 1:
-        return _positions_valid(kind, coordinates)
+        return len(coordinates) if _positions_valid(kind, coordinates) else None
     if type(coordinates) is not list:
-        return False
+        return None
+    total = 0
     for item in coordinates:
-        if not _coordinates_valid(kind, item, depth - 1):
-            return False
-    return True
+        if depth == 2:  # lists of positions (rings, lines) checked here, not by a call each
+            count = len(item) if _positions_valid(kind, item) else None
+        else:
+            count = _position_count(kind, item, depth - 1)
+        if count is None:
+            return None
+        total += count
+    return total
 
 
-def _count(coordinates: Any, depth: int) -> int:
-    if depth <= 1:
-        return 1 if depth == 0 else len(coordinates)
-    return sum(_count(item, depth - 1) for item in coordinates)
+def _simple_geometry_problem(geometry: Mapping[str, Any]) -> tuple[str | None, int]:
+    """The problem of a geometry other than a collection, or None and its number of positions."""
+    kind = geometry["type"]
+    if "coordinates" not in geometry:
+        return f"geometry: a {kind} has coordinates.", 0
+    count = _position_count(kind, geometry["coordinates"], _DEPTH[kind])
+    if count is None:
+        return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}.", 0
+    return None, count
 
 
 def geometry_problem(geometry: Mapping[str, Any] | None) -> str | None:
@@ -184,8 +194,7 @@ def geometry_problem(geometry: Mapping[str, Any] | None) -> str | None:
     lines of 2 positions or more, closed polygon rings of 4 positions or more."""
     if geometry is None:
         return None
-    kind = geometry["type"]
-    if kind == "GeometryCollection":
+    if geometry["type"] == "GeometryCollection":
         if "coordinates" in geometry:
             return "geometry: a GeometryCollection has geometries, not coordinates."
         members = geometry.get("geometries")
@@ -193,31 +202,15 @@ def geometry_problem(geometry: Mapping[str, Any] | None) -> str | None:
             return "geometry: a GeometryCollection has geometries."
         total = 0
         for member in members:
-            problem = geometry_problem(member)
+            problem, count = _simple_geometry_problem(member)
             if problem:
                 return problem
-            total += _count(member["coordinates"], _DEPTH[member["type"]])
-        if total > MAX_POSITIONS:
-            return f"geometry: more than {MAX_POSITIONS} positions."
-        return None
-    if "coordinates" not in geometry:
-        return f"geometry: a {kind} has coordinates."
-    depth = _DEPTH[kind]
-    coordinates = geometry["coordinates"]
-    if depth == 2:  # Polygon, MultiLineString: the usual case, checked and counted in one pass
-        count = 0
-        if type(coordinates) is list:
-            for positions in coordinates:
-                if not _positions_valid(kind, positions):
-                    break
-                count += len(positions)
-            else:
-                return (f"geometry: more than {MAX_POSITIONS} positions."
-                        if count > MAX_POSITIONS else None)
-        return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}."
-    if not _coordinates_valid(kind, coordinates, depth):
-        return f"geometry: the coordinates of a {kind} are {_SHAPES[kind]}."
-    if _count(coordinates, depth) > MAX_POSITIONS:
+            total += count
+    else:
+        problem, total = _simple_geometry_problem(geometry)
+        if problem:
+            return problem
+    if total > MAX_POSITIONS:
         return f"geometry: more than {MAX_POSITIONS} positions."
     return None
 
