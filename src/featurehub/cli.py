@@ -9,7 +9,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 
-from featurehub.settings import MICROSERVICES, Settings
+from featurehub.settings import MICROSERVICES, SettingError, Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
 
@@ -284,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args, Settings.from_env()))
     except DomainError as error:
         print(f"featurehub: {error.detail}", file=sys.stderr)
+        return 2
+    except SettingError as error:
+        print(f"featurehub: {error}", file=sys.stderr)
         return 2
 
 

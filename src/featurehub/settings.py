@@ -5,9 +5,24 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MICROSERVICES = ("rs-authentication", "rs-access", "rs-fem", "rs-admin")
+
+
+class SettingError(ValueError):
+    """A FEATUREHUB_* variable that cannot be used as it is."""
+
+
+def _public_url(value: str) -> str:
+    """The service's address as its users reach it: http(s)://host[:port][/path], no query."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or \
+            parts.fragment:
+        raise SettingError(f"FEATUREHUB_PUBLIC_URL is the service's address as its users reach "
+                           f"it, like https://featurehub.example.org, not '{value}'.")
+    return value.strip().rstrip("/")
 
 
 def _bool(value: str | None, default: bool) -> bool:
@@ -38,6 +53,9 @@ class Settings:
     # API (locations of the storage settings file, written by the operator, are not limited).
     storage_roots: tuple[Path, ...] = (REPO_ROOT / "var" / "storage",)
     smtp_url: str | None = None
+    # Address of the service as its users reach it, for the links mailed to them. Unset, links
+    # are built from the address a request reached (its Host header, which the client chooses).
+    public_url: str | None = None
     # Sender address of the notification e-mails.
     smtp_from: str = "featurehub@localhost"
     amqp_url: str | None = None
@@ -80,6 +98,8 @@ class Settings:
             values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
         if get("FEATUREHUB_SMTP_FROM"):
             values["smtp_from"] = get("FEATUREHUB_SMTP_FROM")
+        if get("FEATUREHUB_PUBLIC_URL"):
+            values["public_url"] = _public_url(get("FEATUREHUB_PUBLIC_URL", ""))
         if get("FEATUREHUB_AMQP_URL"):
             values["amqp_url"] = get("FEATUREHUB_AMQP_URL")
         values["validate_responses"] = _bool(get("FEATUREHUB_VALIDATE_RESPONSES"), False)

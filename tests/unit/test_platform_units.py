@@ -11,7 +11,7 @@ from featurehub.errors import InvalidInput, Unauthenticated
 from featurehub.middleware import DocumentedMethods
 from featurehub.security.tokens import KeyRing
 from featurehub.services.endpoints import contract_endpoints
-from featurehub.settings import REPO_ROOT, Settings
+from featurehub.settings import REPO_ROOT, SettingError, Settings
 from featurehub.validation import to_json_schema
 from featurehub.web import PageRequest, order_by
 
@@ -108,3 +108,14 @@ class TestSettingsFromEnv:
         settings = Settings.from_env({"FEATUREHUB_PORT": "9100", "FEATUREHUB_HOST": "0.0.0.0",
                                       "FEATUREHUB_EMBEDDED_WORKER": "false"})
         assert (settings.port, settings.host, settings.embedded_worker) == (9100, "0.0.0.0", False)
+
+    def test_public_url_is_kept_without_its_trailing_slash(self):
+        settings = Settings.from_env({"FEATUREHUB_PUBLIC_URL": "https://fh.example.org/api/"})
+        assert settings.public_url == "https://fh.example.org/api"
+        assert Settings.from_env({}).public_url is None
+
+    @pytest.mark.parametrize("value", ["fh.example.org", "ftp://fh.example.org", "https://",
+                                       "https://fh.example.org/?a=1", "https://fh.example.org/#x"])
+    def test_public_url_that_is_not_an_address_is_refused(self, value):
+        with pytest.raises(SettingError, match="FEATUREHUB_PUBLIC_URL"):
+            Settings.from_env({"FEATUREHUB_PUBLIC_URL": value})

@@ -70,6 +70,21 @@ class TestVerificationMail:
         scheduler(rt, smtp.url).tick()
         assert len(smtp.inbox.to(email)) == 1  # sent once
 
+    def test_the_link_is_at_the_public_address_whatever_the_host_header(
+            self, client, project, rt, smtp, monkeypatch):
+        monkeypatch.setattr(rt, "settings", rt.settings.with_(
+            public_url="https://featurehub.example.org/gateway"))
+        email = f"host@{project.name}.test"
+        response = client.post(ACCESSES, json={"email": email, "password": "secret-1"},
+                               params={"scope": project.name},
+                               headers={"Host": "attacker.example"})
+        assert response.status_code == 201, response.text
+        scheduler(rt, smtp.url).tick()
+        [message] = smtp.inbox.to(email)
+        link = (f"https://featurehub.example.org/gateway/rs-admin/api/v1/accesses/verifyEmail/"
+                f"{token_of(project, email)}?scope={project.name}")
+        assert body(message) == verification_body(project, email, link)
+
     def test_the_requesters_own_page_gets_the_token(self, client, project, rt, smtp):
         email = f"page@{project.name}.test"
         request_access(client, project, email, requestLink="https://portal.example/verify?l=en",

@@ -21,10 +21,12 @@ __all__ = [
 
 
 def verification_link() -> accesses.VerificationLink:
-    """verifyEmail of the caller's project, at the address this request reached."""
+    """verifyEmail of the caller's project, at the service's public address (else at the
+    address this request reached)."""
     caller = current_caller()
-    prefix = "" if current_runtime().settings.direct else f"/{caller.microservice}/api/v1"
-    root = request.url_root.rstrip("/") + prefix
+    settings = current_runtime().settings
+    prefix = "" if settings.direct else f"/{caller.microservice}/api/v1"
+    root = (settings.public_url or request.url_root.rstrip("/")) + prefix
     scope = quote(caller.project, safe="")
     return lambda token: f"{root}/accesses/verifyEmail/{quote(token, safe='')}?scope={scope}"
 
