@@ -12,7 +12,7 @@ from featurehub import errors
 from featurehub.db.base import make_engine, make_session_factory
 from featurehub.db.migrate import upgrade
 from featurehub.jsonify import FastJsonifier
-from featurehub.middleware import DocumentedMethods
+from featurehub.middleware import BodyLimit, DocumentedMethods
 from featurehub.runtime import Runtime, close_db_session
 from featurehub.security.authorization import AuthorizingResolver, PackageResolver
 from featurehub.security.tokens import KeyRing
@@ -81,6 +81,8 @@ def create_app(settings: Settings | None = None, *, start_workers: bool | None =
         )
     app.add_middleware(DocumentedMethods, position=MiddlewarePosition.BEFORE_EXCEPTION,
                        routes=routes)
+    app.add_middleware(BodyLimit, position=MiddlewarePosition.BEFORE_EXCEPTION,
+                       limit=settings.max_body_bytes)
     app.add_error_handler(errors.DomainError, errors.handle_domain_error)
     app.add_error_handler(IntegrityError, errors.handle_integrity_error)
     app.add_error_handler(OperationalError, errors.handle_operational_error)

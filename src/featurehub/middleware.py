@@ -1,6 +1,7 @@
 """ASGI middleware in front of routing: answer methods a documented path does not have with 405
 and an exact `Allow` header (routing alone reports only the first route that matched the path),
-and paths with control characters with 404 (connexion's router and Flask's disagree on them)."""
+paths with control characters with 404 (connexion's router and Flask's disagree on them), and
+bodies larger than the service takes with 413 before they are held in memory."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from featurehub.services.endpoints import Endpoint
 
@@ -48,6 +49,53 @@ class DocumentedMethods:
                 await _method_not_allowed(send, sorted(verbs))
                 return
         await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """Bodies over `limit` bytes get 413. A declared length is checked before anything is read;
+    a body without one (chunked) is read up to the limit, then handed on. Request bodies are
+    parsed whole (a thousand features at a time), so an unbounded one would be held in memory
+    whole, several times over once parsed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = next((value for name, value in scope["headers"]
+                         if name == b"content-length"), None)
+        if declared is not None:
+            if declared.strip().isdigit() and int(declared) > self.limit:
+                await self._too_large(send)
+                return
+            await self.app(scope, receive, send)
+            return
+        received: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await self._too_large(send)
+                return
+            if not message.get("more_body"):
+                break
+
+        async def replay() -> Message:
+            return received.pop(0) if received else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, send: Send) -> None:
+        await _problem(send, 413, "Content Too Large",
+                       f"The body is larger than {self.limit / (1024 * 1024):g} MiB, the most this "
+                       f"service takes (FEATUREHUB_MAX_BODY_MB): send it in smaller requests.")
 
 
 async def _method_not_allowed(send: Send, verbs: list[str]) -> None:

@@ -25,6 +25,12 @@ def _public_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
+def _mebibytes(value: str, name: str) -> int:
+    if not value.strip().isdigit() or int(value) == 0:
+        raise SettingError(f"{name} is a whole number of MiB above 0, not '{value}'.")
+    return int(value) * 1024 * 1024
+
+
 def _bool(value: str | None, default: bool) -> bool:
     if value is None or value == "":
         return default
@@ -52,6 +58,8 @@ class Settings:
     # Directories under which a project administrator may put a local storage root through the
     # API (locations of the storage settings file, written by the operator, are not limited).
     storage_roots: tuple[Path, ...] = (REPO_ROOT / "var" / "storage",)
+    # The largest request body taken (413 beyond).
+    max_body_bytes: int = 32 * 1024 * 1024
     smtp_url: str | None = None
     # Address of the service as its users reach it, for the links mailed to them. Unset, links
     # are built from the address a request reached (its Host header, which the client chooses).
@@ -98,6 +106,9 @@ class Settings:
             values["smtp_url"] = get("FEATUREHUB_SMTP_URL")
         if get("FEATUREHUB_SMTP_FROM"):
             values["smtp_from"] = get("FEATUREHUB_SMTP_FROM")
+        if get("FEATUREHUB_MAX_BODY_MB"):
+            values["max_body_bytes"] = _mebibytes(get("FEATUREHUB_MAX_BODY_MB", ""),
+                                                  "FEATUREHUB_MAX_BODY_MB")
         if get("FEATUREHUB_PUBLIC_URL"):
             values["public_url"] = _public_url(get("FEATUREHUB_PUBLIC_URL", ""))
         if get("FEATUREHUB_AMQP_URL"):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from featurehub.errors import InvalidInput, Unauthenticated
-from featurehub.middleware import DocumentedMethods
+from featurehub.middleware import BodyLimit, DocumentedMethods
 from featurehub.security.tokens import KeyRing
 from featurehub.services.endpoints import contract_endpoints
 from featurehub.settings import REPO_ROOT, SettingError, Settings
@@ -76,6 +78,60 @@ class TestDocumentedMethods:
         assert middleware.allowed("/elsewhere") is None
 
 
+class TestBodyLimit:
+    """The middleware alone, around an app that reads the whole body (as the validators do)."""
+
+    @staticmethod
+    def call(limit, headers, chunks):
+        seen = {"read": b"", "messages": []}
+
+        async def app(scope, receive, send):
+            while True:
+                message = await receive()
+                seen["read"] += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+        incoming = [{"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1}
+                    for index, chunk in enumerate(chunks)]
+        pulled = []
+
+        async def receive():
+            pulled.append(1)
+            return incoming.pop(0)
+
+        async def send(message):
+            seen["messages"].append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/x", "headers": headers}
+        asyncio.run(BodyLimit(app, limit)(scope, receive, send))
+        return seen, len(pulled)
+
+    def test_a_declared_length_over_the_limit_is_refused_before_reading(self):
+        seen, pulled = self.call(1024, [(b"content-length", b"1025")], [b"x" * 1025])
+        start, body = seen["messages"]
+        assert (start["status"], dict(start["headers"])[b"content-type"], pulled) == (
+            413, b"application/problem+json", 0)
+        assert json.loads(body["body"])["title"] == "Content Too Large"
+        assert seen["read"] == b""
+
+    def test_a_body_at_the_limit_passes_whole(self):
+        seen, _ = self.call(1024, [(b"content-length", b"1024")], [b"x" * 1000, b"y" * 24])
+        assert seen["read"] == b"x" * 1000 + b"y" * 24
+        assert seen["messages"][0]["status"] == 200
+
+    def test_a_chunked_body_is_cut_off_once_it_passes_the_limit(self):
+        seen, pulled = self.call(1024, [(b"transfer-encoding", b"chunked")],
+                                 [b"x" * 600, b"x" * 600, b"x" * 600])
+        assert (seen["messages"][0]["status"], pulled, seen["read"]) == (413, 2, b"")
+
+    def test_a_chunked_body_within_the_limit_is_handed_on_in_its_chunks(self):
+        seen, _ = self.call(1024, [(b"transfer-encoding", b"chunked")], [b"a" * 500, b"b" * 500])
+        assert (seen["messages"][0]["status"], seen["read"]) == (200, b"a" * 500 + b"b" * 500)
+
+
 class TestKeyRing:
     @pytest.fixture
     def keys(self) -> KeyRing:
@@ -113,6 +169,13 @@ class TestSettingsFromEnv:
         settings = Settings.from_env({"FEATUREHUB_PUBLIC_URL": "https://fh.example.org/api/"})
         assert settings.public_url == "https://fh.example.org/api"
         assert Settings.from_env({}).public_url is None
+
+    def test_max_body_is_read_in_mebibytes(self):
+        assert Settings.from_env({"FEATUREHUB_MAX_BODY_MB": "8"}).max_body_bytes == 8 * 1024 * 1024
+        assert Settings.from_env({}).max_body_bytes == 32 * 1024 * 1024
+        for value in ("0", "-1", "1.5", "lots"):
+            with pytest.raises(SettingError, match="FEATUREHUB_MAX_BODY_MB"):
+                Settings.from_env({"FEATUREHUB_MAX_BODY_MB": value})
 
     @pytest.mark.parametrize("value", ["fh.example.org", "ftp://fh.example.org", "https://",
                                        "https://fh.example.org/?a=1", "https://fh.example.org/#x"])

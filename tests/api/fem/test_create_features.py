@@ -57,6 +57,20 @@ class TestCreateFeatures:
         assert response.json() == {"granted": {}, "denied": {}, "messages": [
             "The request holds no feature: nothing to create."]}
 
+    def test_a_body_over_the_limit_is_413_and_nothing_is_stored(self, client, rt, exploit,
+                                                               sample_model):
+        big = feature("too-big")
+        big["properties"]["tags"] = ["x" * 64] * (rt.settings.max_body_bytes // 64)
+        response = client.post(URL, json=creation(big), headers=exploit)
+        assert response.status_code == 413
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json() == problem(
+            413, "The body is larger than 32 MiB, the most this service takes "
+                 "(FEATUREHUB_MAX_BODY_MB): send it in smaller requests.", "Content Too Large")
+        with rt.sessions() as session:
+            assert session.scalars(select(FeatureRequest).where(
+                FeatureRequest.provider_id == "too-big")).first() is None
+
     def test_not_a_feature_collection_is_400(self, client, exploit):
         response = client.post(URL, json={"type": "Feature", "properties": {}}, headers=exploit)
         assert response.status_code == 400
