@@ -207,13 +207,15 @@ class Ingest:
                 self.answers += 1
 
     def kill_when_busy(self, victims: list[int], ready=lambda: True) -> int:
-        """SIGKILL the victims at once when enough answers came back, POSTs are in flight and
-        `ready()` holds; the number of POSTs in flight at that moment."""
+        """SIGKILL the victims at once when enough answers came back, every client's POST is
+        in flight and `ready()` holds; the number of POSTs in flight at that moment. (The
+        server answers one POST after the other: with one in flight only, it may have been
+        answered whole already, and then no POST is cut off.)"""
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if ready():
                 with self.lock:
-                    if self.answers >= ANSWERS_BEFORE_KILL and self.in_flight > 0:
+                    if self.answers >= ANSWERS_BEFORE_KILL and self.in_flight == CLIENTS:
                         for pid in victims:
                             os.kill(pid, signal.SIGKILL)
                         self.killed_at = time.monotonic()
