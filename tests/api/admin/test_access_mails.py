@@ -5,12 +5,15 @@ to the `user_creation_mail_recipients`."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from sqlalchemy import select
 
 from featurehub.db.admin import OutgoingMail
+from featurehub.db.base import utcnow
 from featurehub.db.platform import EmailVerification, ProjectUser
+from featurehub.services.admin.scheduler import SENT_MAIL_RETENTION, purge_sent_mails
 from tests.api.admin.test_accesses import member, request_access, set_mode
 from tests.api.admin.test_notification_delivery import SENDER, run_together, scheduler
 from tests.conftest import problem
@@ -188,6 +191,33 @@ class TestVerificationMail:
         scheduler(rt, smtp.url).tick()
         assert len(smtp.inbox.to(email)) == 1
         assert waiting_mails(project, email) == []
+
+    def test_a_sent_mail_is_kept_30_days_then_deleted(self, client, project, rt, smtp):
+        email = f"kept@{project.name}.test"
+        request_access(client, project, email)
+        scheduler(rt, smtp.url).tick()
+        sent_mail = OutgoingMail.project_id == project.id, OutgoingMail.email == email
+        with rt.sessions() as session:
+            [sent] = session.scalars(select(OutgoingMail.sent).where(*sent_mail))
+            assert sent is not None
+            session.add(OutgoingMail(project_id=project.id, kind="EMAIL_VERIFICATION",
+                                     email=email, subject="old", body="old",
+                                     sent=utcnow() - SENT_MAIL_RETENTION - timedelta(minutes=1)))
+            session.add(OutgoingMail(project_id=project.id, kind="EMAIL_VERIFICATION",
+                                     email=email, subject="waiting", body="waiting",
+                                     created=utcnow() - timedelta(days=365)))
+            session.commit()
+
+        scheduler(rt, None).tick()  # deleted even when nothing can be sent
+        with rt.sessions() as session:
+            kept = session.execute(select(OutgoingMail.subject, OutgoingMail.sent)
+                                   .where(*sent_mail).order_by(OutgoingMail.id)).all()
+        assert [(subject, at is None) for subject, at in kept] == [
+            ("Confirm your e-mail address", False), ("waiting", True)]
+        with rt.sessions() as session:
+            assert purge_sent_mails(session, before=sent + timedelta(seconds=1)) >= 1
+            assert session.scalars(select(OutgoingMail.subject).where(*sent_mail)).all() == [
+                "waiting"]
 
     def test_a_user_removed_before_the_mail_went_is_not_mailed(self, client, project, rt, smtp):
         email = f"gone@{project.name}.test"

@@ -16,6 +16,9 @@ turns the feature manager's override notices into notifications.
   expires (at least once).
 - Without FEATUREHUB_SMTP_URL notifications stay stored and readable, and the other e-mails
   queued; the scheduler says so once in the log.
+- The other e-mails are kept `SENT_MAIL_RETENTION` after they went (to answer "was it sent?"),
+  then deleted: nobody reads them in the application, and a verification mail holds a link
+  that verifies an address.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from email.message import EmailMessage
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from featurehub.db.admin import (
@@ -42,7 +45,7 @@ from featurehub.db.admin import (
     NotificationSettings,
     OutgoingMail,
 )
-from featurehub.db.base import utcnow
+from featurehub.db.base import read_only, utcnow
 from featurehub.db.fem import OutboxEntry
 from featurehub.db.platform import Project
 from featurehub.services.admin.notifications import notify
@@ -52,6 +55,7 @@ log = logging.getLogger(__name__)
 EMBEDDED = "notification-scheduler"
 OVERRIDES_FEED = "rs-fem-overrides"
 DIGESTS = ("DAILY", "WEEKLY", "MONTHLY", "CUSTOM")
+SENT_MAIL_RETENTION = timedelta(days=30)
 # The tables whose rows are e-mails to send: `id`, `sent`, `claimed_by`, `claimed_at`.
 Deliverable = type[NotificationRecipient] | type[OutgoingMail]
 
@@ -143,6 +147,19 @@ def digest_message(rows: Sequence[Any], sender: str) -> EmailMessage:
 
 # -- the scheduler ---------------------------------------------------------------------------
 
+def purge_sent_mails(session: Session, *, before: datetime) -> int:
+    """Delete the other e-mails sent before `before` (looked for first: most rounds find none,
+    and on SQLite a delete would take the writer lock for nothing)."""
+    expired = OutgoingMail.sent < before
+    with read_only(session):
+        if session.scalar(select(OutgoingMail.id).where(expired).limit(1)) is None:
+            return 0
+    deleted = session.execute(delete(OutgoingMail).where(expired)
+                              .execution_options(synchronize_session=False)).rowcount or 0
+    session.commit()
+    return deleted
+
+
 @dataclass(frozen=True)
 class TickReport:
     notified: int = 0  # feed entries turned into notifications
@@ -187,6 +204,7 @@ class NotificationScheduler:
         now = now or utcnow()
         with self.sessions() as session:
             notified = consume_override_notices(session, batch_size=self.batch_size)
+            purge_sent_mails(session, before=now - SENT_MAIL_RETENTION)
         server = self.server()
         if server is None:
             return TickReport(notified=notified)
