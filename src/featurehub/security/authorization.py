@@ -11,7 +11,7 @@ from typing import Any
 
 from connexion.resolver import Resolution, Resolver
 from flask import g, request
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from featurehub.db.base import read_only
@@ -63,42 +63,56 @@ def role_chain(session: Session, project_id: int, role_name: str) -> list[Role]:
     return chain
 
 
-def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
-               resource: str, verb: str, user_id: int | None = None) -> bool:
-    """The role, a role below it, or (given the user) the user's own extra accesses hold the
-    resource access."""
-    if role == "INSTANCE_ADMIN":
-        return True
-    if role in ALWAYS_GRANTED:
-        # PROJECT_ADMIN holds everything of its project but what is reserved to the instance.
-        return session.scalars(select(ResourceAccess.id).where(
-            ResourceAccess.project_id == project_id, ResourceAccess.microservice == microservice,
-            ResourceAccess.resource == resource, ResourceAccess.verb == verb,
-            ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)).first() is None
-    # The role and the roles below it, walked in the database: one query per request.
+def _held_statement(*, with_user: bool) -> Any:
+    """The first resource access `path@VERB` of the microservice in the project that the role
+    or a role below it holds (walked in the database: one query per request), or else (given
+    the user) that the user holds as an extra access."""
     chain = (select(Role.id, Role.parent_id)
-             .where(Role.project_id == project_id, Role.name == role)
+             .where(Role.project_id == bindparam("project_id"), Role.name == bindparam("role"))
              .cte("role_chain", recursive=True))
     below = aliased(Role)
     chain = chain.union_all(
         select(below.id, below.parent_id).join(chain, below.id == chain.c.parent_id))
     held = ResourceAccess.id.in_(select(RoleResource.resource_access_id).where(
         RoleResource.role_id.in_(select(chain.c.id))))
-    if user_id is not None:
+    if with_user:
         held = or_(held, ResourceAccess.id.in_(select(UserResource.resource_access_id).where(
-            UserResource.project_user_id == user_id)))
-    granted = session.scalars(
-        select(ResourceAccess.id)
-        .where(
-            ResourceAccess.project_id == project_id,
-            ResourceAccess.microservice == microservice,
-            ResourceAccess.resource == resource,
-            ResourceAccess.verb == verb,
-            held,
-        )
-        .limit(1)
-    ).first()
-    return granted is not None
+            UserResource.project_user_id == bindparam("user_id"))))
+    return select(ResourceAccess.id).where(
+        ResourceAccess.project_id == bindparam("project_id"),
+        ResourceAccess.microservice == bindparam("microservice"),
+        ResourceAccess.resource == bindparam("resource"),
+        ResourceAccess.verb == bindparam("verb"),
+        held,
+    ).limit(1)
+
+
+# Built once, as the other statements of every request: building them (and their cache keys)
+# cost more than running them.
+_HELD_BY_ROLE = _held_statement(with_user=False)
+_HELD_BY_ROLE_OR_USER = _held_statement(with_user=True)
+_RESERVED_TO_INSTANCE = select(ResourceAccess.id).where(
+    ResourceAccess.project_id == bindparam("project_id"),
+    ResourceAccess.microservice == bindparam("microservice"),
+    ResourceAccess.resource == bindparam("resource"), ResourceAccess.verb == bindparam("verb"),
+    ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)
+
+
+def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
+               resource: str, verb: str, user_id: int | None = None) -> bool:
+    """The role, a role below it, or (given the user) the user's own extra accesses hold the
+    resource access."""
+    if role == "INSTANCE_ADMIN":
+        return True
+    access = {"project_id": project_id, "microservice": microservice, "resource": resource,
+              "verb": verb}
+    if role in ALWAYS_GRANTED:
+        # PROJECT_ADMIN holds everything of its project but what is reserved to the instance.
+        return session.scalars(_RESERVED_TO_INSTANCE, access).first() is None
+    if user_id is None:
+        return session.scalars(_HELD_BY_ROLE, {**access, "role": role}).first() is not None
+    return session.scalars(_HELD_BY_ROLE_OR_USER,
+                           {**access, "role": role, "user_id": user_id}).first() is not None
 
 
 def bearer_present(token: str) -> dict[str, str]:
@@ -132,20 +146,25 @@ def _project(session: Session, name: str) -> tuple[int, str]:
     return found.id, found.name
 
 
+# Built once: building this statement and its cache key at every request cost more than
+# running it.
+_MEMBERSHIP = (
+    select(Project.id.label("project_id"), Project.name.label("project"),
+           Account.email, Account.instance_admin, ProjectUser.id.label("member_id"),
+           ProjectUser.status, Role.name.label("role"))
+    .select_from(Project)
+    .outerjoin(Account, Account.email == bindparam("email"))
+    .outerjoin(ProjectUser, (ProjectUser.email == Account.email)
+               & (ProjectUser.project_id == Project.id))
+    .outerjoin(Role, Role.id == ProjectUser.role_id)
+    .where(Project.name == bindparam("project"))
+)
+
+
 def _membership(session: Session, project_name: str, email: str) -> Any:
     """The project, the account and the account's membership of the project (with its role's
     name), in one query: one row, or None when the project does not exist."""
-    return session.execute(
-        select(Project.id.label("project_id"), Project.name.label("project"),
-               Account.email, Account.instance_admin, ProjectUser.id.label("member_id"),
-               ProjectUser.status, Role.name.label("role"))
-        .select_from(Project)
-        .outerjoin(Account, Account.email == email)
-        .outerjoin(ProjectUser, (ProjectUser.email == Account.email)
-                   & (ProjectUser.project_id == Project.id))
-        .outerjoin(Role, Role.id == ProjectUser.role_id)
-        .where(Project.name == project_name)
-    ).first()
+    return session.execute(_MEMBERSHIP, {"email": email, "project": project_name}).first()
 
 
 def identify_caller(session: Session, microservice: str) -> Caller:

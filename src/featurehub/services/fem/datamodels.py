@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema_rs
 import orjson
-from sqlalchemy import exists, func, select
+from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import utcnow
@@ -169,6 +169,13 @@ def directory_models(models_dir: Path | None) -> dict[str, ModelDefinition]:
 
 # ---- lookups ----
 
+# Built once (acceptance asks at every request): the statement and its cache key cost more
+# to build than the query costs to run.
+_REVISIONS = select(DataModel.name, DataModel.revision).where(
+    DataModel.project_id == bindparam("project_id"),
+    DataModel.name.in_(bindparam("names", expanding=True)))
+
+
 def resolve_models(session: Session, *, project_id: int, names: Iterable[str],
                    models_dir: Path | None) -> dict[str, CompiledModel]:
     """The compiled models among `names` (one query), unknown names left out."""
@@ -177,8 +184,8 @@ def resolve_models(session: Session, *, project_id: int, names: Iterable[str],
     if not wanted:
         return {}
     found: dict[str, CompiledModel] = {}
-    rows = session.execute(select(DataModel.name, DataModel.revision).where(
-        DataModel.project_id == project_id, DataModel.name.in_(wanted))).all()
+    rows = session.execute(_REVISIONS, {"project_id": project_id,
+                                        "names": sorted(wanted)}).all()
     missing_schemas = [name for name, revision in rows
                        if ("project", project_id, name, revision) not in _compiled]
     schemas = {}
