@@ -1,9 +1,10 @@
 """Ingest benchmark of rs-fem: a real `featurehub serve` (uvicorn) on 127.0.0.1, on a temporary
 SQLite database and, when reachable, on a fresh PostgreSQL database.
 
-For each backend: 200 one-feature POSTs one after the other (latency p50/p99), then 10,000
-features shaped like the README's sample (polygon, a dozen properties, one referenced file) in
-POSTs of 1,000, waiting until every request is SUCCESS. Prints one JSON document per backend,
+For each backend, as a data producer (a user with the EXPLOIT role): 200 one-feature POSTs one
+after the other (latency p50/p99), then 10,000 features shaped like the README's sample
+(polygon, a dozen properties, one referenced file) in POSTs of 1,000, waiting until every
+request is SUCCESS. Prints one JSON document per backend,
 with `machine_reference_ms`: how fast this machine ran plain Python just before (the figures
 of two machines, or of two runs on a shared one, compare only beside it).
 
@@ -35,6 +36,7 @@ from tests.backends import postgres_database, postgres_unavailable_reason  # noq
 
 BIN = Path(sys.executable).parent / "featurehub"
 PASSWORD = "bench-password"
+PRODUCER = "producer@featurehub.local"
 MODEL = json.loads((ROOT / "examples" / "models" / "sample_product.json").read_text())
 SAMPLE = json.loads((ROOT / "examples" / "sample-collection.json").read_text())["features"][0]
 
@@ -159,20 +161,30 @@ def machine_reference_ms() -> dict:
             "json_parse_1000_features": best(lambda: json.loads(body))}
 
 
+def login(client: Client, email: str) -> str:
+    status, body = client.call("POST", "/rs-authentication/api/v1/oauth/token", (
+        urllib.parse.urlencode({"grant_type": "password", "username": email,
+                                "password": PASSWORD, "scope": "demo"}).encode()),
+        "application/x-www-form-urlencoded")
+    assert status == 200, body
+    return f"Bearer {json.loads(body)['access_token']}"
+
+
 def run(backend: str, database_url: str, args: argparse.Namespace, workdir: Path) -> dict:
     reference = machine_reference_ms()
     with served(database_url, args.workers, workdir) as (port, processes):
         client = Client(port)
-        status, body = client.call("POST", "/rs-authentication/api/v1/oauth/token", (
-            urllib.parse.urlencode({"grant_type": "password", "username":
-                                    "admin@featurehub.local", "password": PASSWORD,
-                                    "scope": "demo"}).encode()),
-            "application/x-www-form-urlencoded")
-        assert status == 200, body
-        client.headers["Authorization"] = f"Bearer {json.loads(body)['access_token']}"
+        client.headers["Authorization"] = login(client, "admin@featurehub.local")
         status, body = client.call("PUT", "/rs-fem/api/v1/models/sample_product",
                                    json.dumps(MODEL).encode())
         assert status == 200, body
+        # Features are posted as a data producer does: a user of the project with the EXPLOIT
+        # role (its rights are checked at every request, as the instance administrator's are
+        # not).
+        status, body = client.call("POST", "/rs-admin/api/v1/users", json.dumps({
+            "email": PRODUCER, "password": PASSWORD, "roleName": "EXPLOIT"}).encode())
+        assert status == 201, body
+        client.headers["Authorization"] = login(client, PRODUCER)
 
         # Latency of one-feature POSTs (after a short warm-up).
         latencies = []
