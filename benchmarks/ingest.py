@@ -4,9 +4,9 @@ SQLite database and, when reachable, on a fresh PostgreSQL database.
 For each backend, as a data producer (a user with the EXPLOIT role): 200 one-feature POSTs one
 after the other (latency p50/p99), then 10,000 features shaped like the README's sample
 (polygon, a dozen properties, one referenced file) in POSTs of 1,000, waiting until every
-request is SUCCESS. Prints one JSON document per backend,
-with `machine_reference_ms`: how fast this machine ran plain Python just before (the figures
-of two machines, or of two runs on a shared one, compare only beside it).
+request is SUCCESS. Prints one JSON document per backend, with `machine_reference_ms`: how fast
+this machine ran plain Python just before (the figures of two machines, or of two runs on a
+shared one, compare only beside it).
 
     python benchmarks/ingest.py [--features 10000] [--per-request 1000] [--backend sqlite]
                                 [--workers N]   # extra `featurehub worker` processes (PostgreSQL)
