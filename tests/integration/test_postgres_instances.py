@@ -3,12 +3,14 @@ its own engine and connection pool, as a separate process would have)."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import create_engine, select, text
 
 from featurehub.app import create_app
+from featurehub.db.base import PING_AFTER_IDLE_SECONDS, make_engine
 from featurehub.db.platform import Account, Project, ProjectUser, ResourceAccess, Role
 from featurehub.settings import Settings
 from tests.backends import postgres_database, postgres_unavailable_reason
@@ -69,3 +71,26 @@ def test_role_change_through_one_instance_applies_on_the_next_request_of_another
     assert client.post("/rs-access/api/v1/themes", json=body, headers=headers).status_code == 200
     first.app.extensions["featurehub"].stop()
     second.app.extensions["featurehub"].stop()
+
+
+def test_a_pooled_connection_idle_for_a_while_is_pinged_and_replaced_when_dead(
+        database_url, monkeypatch):
+    engine = make_engine(database_url)
+    pings = []
+    ping = engine.dialect.do_ping
+    monkeypatch.setattr(engine.dialect, "do_ping", lambda conn: pings.append(1) or ping(conn))
+    with engine.connect() as connection:
+        first = connection.execute(text("SELECT pg_backend_pid()")).scalar()
+    with engine.connect() as connection:  # used a moment ago: taken without a ping
+        assert connection.execute(text("SELECT pg_backend_pid()")).scalar() == first
+    assert pings == []
+
+    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:  # the server drops it, as a restart would
+        connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+    admin.dispose()
+    time.sleep(PING_AFTER_IDLE_SECONDS + 0.2)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT pg_backend_pid()")).scalar() != first
+    assert pings == [1]
+    engine.dispose()
