@@ -63,6 +63,13 @@ def role_chain(session: Session, project_id: int, role_name: str) -> list[Role]:
     return chain
 
 
+# The resource access `path@VERB` of a microservice in a project, as bound parameters.
+_THE_ACCESS = (ResourceAccess.project_id == bindparam("project_id"),
+               ResourceAccess.microservice == bindparam("microservice"),
+               ResourceAccess.resource == bindparam("resource"),
+               ResourceAccess.verb == bindparam("verb"))
+
+
 def _held_statement(*, with_user: bool) -> Any:
     """The first resource access `path@VERB` of the microservice in the project that the role
     or a role below it holds (walked in the database: one query per request), or else (given
@@ -78,13 +85,7 @@ def _held_statement(*, with_user: bool) -> Any:
     if with_user:
         held = or_(held, ResourceAccess.id.in_(select(UserResource.resource_access_id).where(
             UserResource.project_user_id == bindparam("user_id"))))
-    return select(ResourceAccess.id).where(
-        ResourceAccess.project_id == bindparam("project_id"),
-        ResourceAccess.microservice == bindparam("microservice"),
-        ResourceAccess.resource == bindparam("resource"),
-        ResourceAccess.verb == bindparam("verb"),
-        held,
-    ).limit(1)
+    return select(ResourceAccess.id).where(*_THE_ACCESS, held).limit(1)
 
 
 # Built once, as the other statements of every request: building them (and their cache keys)
@@ -92,10 +93,7 @@ def _held_statement(*, with_user: bool) -> Any:
 _HELD_BY_ROLE = _held_statement(with_user=False)
 _HELD_BY_ROLE_OR_USER = _held_statement(with_user=True)
 _RESERVED_TO_INSTANCE = select(ResourceAccess.id).where(
-    ResourceAccess.project_id == bindparam("project_id"),
-    ResourceAccess.microservice == bindparam("microservice"),
-    ResourceAccess.resource == bindparam("resource"), ResourceAccess.verb == bindparam("verb"),
-    ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)
+    *_THE_ACCESS, ResourceAccess.default_role == "INSTANCE_ADMIN").limit(1)
 
 
 def is_granted(session: Session, *, project_id: int, role: str, microservice: str,
