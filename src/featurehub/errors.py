@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
@@ -54,15 +55,25 @@ class Unprocessable(DomainError):
 
 
 class TooManyRequests(DomainError):
+    """A rate limit was reached; `retry_after`: the seconds until the caller is taken again
+    (answered as the Retry-After header)."""
+
     status, title = 429, "Too Many Requests"
 
+    def __init__(self, detail: str, *, retry_after: float | None = None) -> None:
+        super().__init__(detail)
+        self.retry_after = None if retry_after is None else max(1, math.ceil(retry_after))
 
-def problem_response(status: int, title: str, detail: str) -> ConnexionResponse:
-    return problem(status=status, title=title, detail=detail)
+
+def problem_response(status: int, title: str, detail: str,
+                     headers: dict[str, str] | None = None) -> ConnexionResponse:
+    return problem(status=status, title=title, detail=detail, headers=headers)
 
 
 def handle_domain_error(_request: ConnexionRequest, error: DomainError) -> ConnexionResponse:
-    return problem_response(error.status, error.title, error.detail)
+    retry_after = getattr(error, "retry_after", None)
+    return problem_response(error.status, error.title, error.detail,
+                            {"Retry-After": str(retry_after)} if retry_after else None)
 
 
 def handle_integrity_error(_request: ConnexionRequest, error: IntegrityError) -> ConnexionResponse:

@@ -317,6 +317,7 @@ class TestCreateToponym:
         assert response.status_code == 429
         assert response.json() == problem(
             429, "At most 1 toponyms may be registered per user and day.")
+        assert 1 <= int(response.headers["retry-after"]) <= 24 * 3600  # until the next UTC day
         assert register(client, as_role("REGISTERED_USER"), geometry=other).status_code == 201
 
     def test_without_token_is_401(self, client, project):

@@ -1,6 +1,6 @@
 """rs-admin tables: notifications, their recipients (read state and e-mail delivery), the
-recipients' delivery settings, the other e-mails the administration sends, and the cursors of
-the feeds turned into notifications."""
+recipients' delivery settings, the other e-mails the administration sends, the cursors of the
+feeds turned into notifications, and the recent public access requests (rate limit)."""
 
 from __future__ import annotations
 
@@ -97,9 +97,25 @@ class FeedCursor(Base):
     last_id: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
+class AccessRequestRecord(Base):
+    """A public access request that was recorded, with the address it came from: a project
+    takes at most `access_requests_per_hour` of them per address (each may create an account
+    and send e-mails). Rows older than an hour are deleted by the notification scheduler."""
+
+    __tablename__ = "admin_access_requests"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    address: Mapped[str] = mapped_column(String(64))
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 Index("ix_admin_notifications_project", Notification.project_id, Notification.created)
 Index("ix_admin_notification_recipients_user", NotificationRecipient.project_id,
       NotificationRecipient.email)
 Index("ix_admin_notification_recipients_unsent", NotificationRecipient.sent)
 Index("ix_admin_outgoing_mails_unsent", OutgoingMail.sent)
 Index("ix_admin_outgoing_mails_address", OutgoingMail.project_id, OutgoingMail.email)
+Index("ix_admin_access_requests_address", AccessRequestRecord.project_id,
+      AccessRequestRecord.address, AccessRequestRecord.created)
+Index("ix_admin_access_requests_created", AccessRequestRecord.created)  # the hourly purge

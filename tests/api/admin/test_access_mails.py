@@ -10,10 +10,14 @@ from urllib.parse import urlencode
 
 from sqlalchemy import select
 
-from featurehub.db.admin import OutgoingMail
+from featurehub.db.admin import AccessRequestRecord, OutgoingMail
 from featurehub.db.base import utcnow
 from featurehub.db.platform import EmailVerification, ProjectUser
-from featurehub.services.admin.scheduler import SENT_MAIL_RETENTION, purge_sent_mails
+from featurehub.services.admin.scheduler import (
+    SENT_MAIL_RETENTION,
+    purge_access_request_records,
+    purge_sent_mails,
+)
 from tests.api.admin.test_accesses import member, request_access, set_mode
 from tests.api.admin.test_notification_delivery import SENDER, run_together, scheduler
 from tests.conftest import problem
@@ -293,3 +297,13 @@ class TestUserCreationMailRecipients:
         listed = client.get(f"{ACCESSES}/settings", headers=project.headers("EXPLOIT")).json()
         assert [s["content"]["value"] for s in listed
                 if s["content"]["name"] == "user_creation_mail_recipients"] == [[]]
+
+
+def test_the_scheduler_forgets_access_requests_older_than_an_hour(client, project, rt):
+    request_access(client, project, f"counted@{project.name}.test")
+    mine = AccessRequestRecord.project_id == project.id
+    with rt.sessions() as session:
+        recorded = session.scalars(select(AccessRequestRecord.created).where(mine)).one()
+        assert purge_access_request_records(session, now=recorded + timedelta(minutes=59)) == 0
+        assert purge_access_request_records(session, now=recorded + timedelta(hours=1)) >= 1
+        assert session.scalars(select(AccessRequestRecord.id).where(mine)).all() == []

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
-from sqlalchemy import select
+from datetime import timedelta
 
-from featurehub.db.admin import Notification, NotificationRecipient, NotificationSettings
+import pytest
+from sqlalchemy import func, select, update
+
+from featurehub.db.admin import (
+    AccessRequestRecord,
+    Notification,
+    NotificationRecipient,
+    NotificationSettings,
+)
+from featurehub.db.base import utcnow
 from featurehub.db.platform import Account, EmailVerification, ProjectUser
 from tests.api.admin.test_notifications import add_custom_role
 from tests.api.test_authentication import password_grant
@@ -349,7 +357,7 @@ class TestVerifyEmail:
 
 
 class TestAccessSettings:
-    def test_lists_the_four_settings_with_defaults(self, client, project):
+    def test_lists_the_five_settings_with_defaults(self, client, project):
         response = client.get(f"{ACCESSES}/settings", headers=project.headers("EXPLOIT"))
         assert response.status_code == 200
         assert {s["content"]["name"]: (s["content"]["defaultValue"], s["content"]["value"])
@@ -358,6 +366,7 @@ class TestAccessSettings:
             "default_groups": ([], []),
             "default_role": ("REGISTERED_USER", "REGISTERED_USER"),
             "user_creation_mail_recipients": ([], []),
+            "access_requests_per_hour": (20, 20),
         }
 
     def test_update_answers_the_setting(self, client, project):
@@ -495,3 +504,89 @@ class TestUpdateSetting:
         listed = client.get(f"{BASE}/settings", params={"names": "default_groups"},
                             headers=project.headers("ADMIN")).json()
         assert listed[0]["content"]["value"] == []
+
+
+class TestAccessRequestRateLimit:
+    """At most `access_requests_per_hour` public access requests per client address."""
+
+    @staticmethod
+    def set_limit(client, project, value):
+        response = client.put(f"{ACCESSES}/settings/access_requests_per_hour",
+                              json={"name": "access_requests_per_hour", "value": value},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 200, response.text
+
+    @staticmethod
+    def records(project):
+        with project.runtime.sessions() as session:
+            return session.scalar(select(func.count()).select_from(AccessRequestRecord).where(
+                AccessRequestRecord.project_id == project.id))
+
+    def test_the_request_past_the_limit_is_429_and_creates_nobody(self, client, project):
+        self.set_limit(client, project, 2)
+        assert request_access(client, project, "one@example.org").status_code == 201
+        assert request_access(client, project, "two@example.org").status_code == 201
+        refused = request_access(client, project, "three@example.org")
+        assert refused.status_code == 429
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.json() == problem(429, (
+            "This project takes at most 2 access request(s) per hour from one address "
+            "(setting access_requests_per_hour); try again later."))
+        assert 3590 <= int(refused.headers["retry-after"]) <= 3600  # when the first one expires
+        with project.runtime.sessions() as session:
+            assert session.scalars(select(ProjectUser.email).where(
+                ProjectUser.project_id == project.id,
+                ProjectUser.email == "three@example.org")).all() == []
+        assert self.records(project) == 2
+
+    def test_requests_older_than_an_hour_no_longer_count(self, client, project):
+        self.set_limit(client, project, 1)
+        assert request_access(client, project, "early@example.org").status_code == 201
+        assert request_access(client, project, "late@example.org").status_code == 429
+        with project.runtime.sessions() as session:
+            session.execute(update(AccessRequestRecord).where(
+                AccessRequestRecord.project_id == project.id).values(
+                created=utcnow() - timedelta(hours=1, seconds=1)))
+            session.commit()
+        assert request_access(client, project, "late@example.org").status_code == 201
+
+    def test_retry_after_waits_until_the_requests_over_a_lowered_limit_left_the_hour(
+            self, client, project):
+        for email in ("r1@example.org", "r2@example.org", "r3@example.org"):
+            assert request_access(client, project, email).status_code == 201
+        with project.runtime.sessions() as session:
+            ids = session.scalars(select(AccessRequestRecord.id).where(
+                AccessRequestRecord.project_id == project.id).order_by(
+                AccessRequestRecord.id)).all()
+            for record, minutes in zip(ids, (50, 40, 10), strict=True):
+                session.execute(update(AccessRequestRecord).where(
+                    AccessRequestRecord.id == record).values(
+                    created=utcnow() - timedelta(minutes=minutes)))
+            session.commit()
+        self.set_limit(client, project, 1)
+        refused = request_access(client, project, "r4@example.org")
+        assert refused.status_code == 429
+        # Under the limit again once the one made 10 minutes ago is an hour old.
+        assert 49 * 60 <= int(refused.headers["retry-after"]) <= 50 * 60
+
+    def test_each_project_counts_its_own_and_zero_lifts_the_limit(self, client, project,
+                                                                    other_project):
+        self.set_limit(client, project, 1)
+        assert request_access(client, project, "a@example.org").status_code == 201
+        assert request_access(client, project, "b@example.org").status_code == 429
+        assert request_access(client, other_project, "b@example.org").status_code == 201
+        self.set_limit(client, project, 0)
+        assert request_access(client, project, "b@example.org").status_code == 201
+
+    def test_refused_bodies_are_not_counted(self, client, project):
+        self.set_limit(client, project, 1)
+        bad = client.post(ACCESSES, json={"email": "x@example.org", "roleName": "PROJECT_ADMIN"},
+                          params={"scope": project.name})
+        assert bad.status_code == 403
+        assert request_access(client, project, "ok@example.org").status_code == 201
+
+    def test_the_limit_is_a_count_of_zero_or_more(self, client, project):
+        response = client.put(f"{ACCESSES}/settings/access_requests_per_hour",
+                              json={"name": "access_requests_per_hour", "value": -1},
+                              headers=project.headers("PROJECT_ADMIN"))
+        assert response.status_code == 422

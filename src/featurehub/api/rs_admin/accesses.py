@@ -34,7 +34,8 @@ def verification_link() -> accesses.VerificationLink:
 def requestAccess(body: dict[str, Any], scope: str | None = None) -> tuple[None, int]:  # noqa: N802
     """Ask for access to the project named by scope."""
     accesses.request_access(db_session(), project_id=current_caller().project_id, request=body,
-                            verification_link=verification_link())
+                            verification_link=verification_link(),
+                            address=request.remote_addr or "unknown")
     wake_embedded_scheduler(current_runtime())
     return None, 201
 

@@ -128,7 +128,8 @@ def register_toponym(session: Session, *, project_id: int, project_name: str,
         Toponym.project_id == project_id, Toponym.registered_by == caller,
         Toponym.creation_date >= day_start)) or 0
     if registered_today >= limit:
-        raise TooManyRequests(f"At most {limit} toponyms may be registered per user and day.")
+        raise TooManyRequests(f"At most {limit} toponyms may be registered per user and day.",
+                              retry_after=(day_start + timedelta(days=1) - now).total_seconds())
     business_id = _new_business_id(session, project_id)
     row = Toponym(project_id=project_id, business_id=business_id, visible=False,
                   author=registration.user or caller, project=registration.project or project_name,

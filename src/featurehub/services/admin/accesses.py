@@ -10,15 +10,17 @@ E-mails are queued (`mails`) and sent by the notification scheduler:
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from featurehub.db.admin import AccessRequestRecord
 from featurehub.db.base import utcnow
 from featurehub.db.platform import EmailVerification, Project, ProjectUser
-from featurehub.errors import Forbidden, NotFound
+from featurehub.errors import Forbidden, NotFound, TooManyRequests
 from featurehub.security.authorization import role_chain
 from featurehub.services import settings
 from featurehub.services.admin import hierarchy, mails, members, notifications
@@ -30,10 +32,42 @@ MICROSERVICE = admin_settings.MICROSERVICE
 VerificationLink = Callable[[str], str]
 
 
+# The window of the `access_requests_per_hour` limit (the notification scheduler deletes the
+# records older than that).
+ACCESS_REQUEST_WINDOW = timedelta(hours=1)
+
+
+def _limit_access_requests(session: Session, project_id: int, address: str,
+                           now: datetime) -> None:
+    """Refuse (429) a public access request from an address that made the most the project
+    takes in the last hour; else record it (committed with the request)."""
+    address = address[:64]
+    limit = int(settings.value_of(session, project_id=project_id, microservice=MICROSERVICE,
+                                  name=admin_settings.ACCESS_REQUESTS_PER_HOUR))
+    if limit:
+        window = (AccessRequestRecord.project_id == project_id,
+                  AccessRequestRecord.address == address,
+                  AccessRequestRecord.created > now - ACCESS_REQUEST_WINDOW)
+        recent = session.scalar(
+            select(func.count()).select_from(AccessRequestRecord).where(*window)) or 0
+        if recent >= limit:
+            # The address is taken again once the requests over the limit left the window.
+            freed = session.scalar(select(AccessRequestRecord.created).where(*window)
+                                   .order_by(AccessRequestRecord.created)
+                                   .offset(recent - limit).limit(1))
+            raise TooManyRequests(
+                f"This project takes at most {limit} access request(s) per hour from one "
+                f"address (setting {admin_settings.ACCESS_REQUESTS_PER_HOUR}); try again "
+                f"later.", retry_after=(freed + ACCESS_REQUEST_WINDOW - now).total_seconds())
+    session.add(AccessRequestRecord(project_id=project_id, address=address, created=now))
+
+
 def request_access(session: Session, *, project_id: int, request: dict[str, Any],
-                   verification_link: VerificationLink) -> ProjectUser:
-    """WAITING_ACCESS with the default role, or ACCESS_GRANTED at once in auto-accept mode."""
+                   verification_link: VerificationLink, address: str) -> ProjectUser:
+    """WAITING_ACCESS with the default role, or ACCESS_GRANTED at once in auto-accept mode;
+    at most `access_requests_per_hour` per client `address`."""
     members.refuse_nul(request)
+    _limit_access_requests(session, project_id, address, utcnow())
     role = members.default_role(session, project_id)
     asked = request.get("roleName")
     if asked is not None:

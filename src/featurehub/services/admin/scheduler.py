@@ -39,6 +39,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from featurehub.db.admin import (
+    AccessRequestRecord,
     FeedCursor,
     Notification,
     NotificationRecipient,
@@ -48,6 +49,7 @@ from featurehub.db.admin import (
 from featurehub.db.base import read_only, utcnow
 from featurehub.db.fem import OutboxEntry
 from featurehub.db.platform import Project
+from featurehub.services.admin.accesses import ACCESS_REQUEST_WINDOW
 from featurehub.services.admin.notifications import notify
 from featurehub.services.fem.outbox import OVERRIDE_NOTICE
 
@@ -147,17 +149,27 @@ def digest_message(rows: Sequence[Any], sender: str) -> EmailMessage:
 
 # -- the scheduler ---------------------------------------------------------------------------
 
-def purge_sent_mails(session: Session, *, before: datetime) -> int:
-    """Delete the other e-mails sent before `before` (looked for first: most rounds find none,
+def _purge(session: Session, entity: Any, expired: Any) -> int:
+    """Delete the rows of `entity` matching `expired` (looked for first: most rounds find none,
     and on SQLite a delete would take the writer lock for nothing)."""
-    expired = OutgoingMail.sent < before
     with read_only(session):
-        if session.scalar(select(OutgoingMail.id).where(expired).limit(1)) is None:
+        if session.scalar(select(entity.id).where(expired).limit(1)) is None:
             return 0
-    deleted = session.execute(delete(OutgoingMail).where(expired)
+    deleted = session.execute(delete(entity).where(expired)
                               .execution_options(synchronize_session=False)).rowcount or 0
     session.commit()
     return deleted
+
+
+def purge_sent_mails(session: Session, *, before: datetime) -> int:
+    """Delete the other e-mails sent before `before`."""
+    return _purge(session, OutgoingMail, OutgoingMail.sent < before)
+
+
+def purge_access_request_records(session: Session, *, now: datetime) -> int:
+    """Forget the public access requests older than the window of their rate limit."""
+    return _purge(session, AccessRequestRecord,
+                  AccessRequestRecord.created <= now - ACCESS_REQUEST_WINDOW)
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,7 @@ class NotificationScheduler:
         with self.sessions() as session:
             notified = consume_override_notices(session, batch_size=self.batch_size)
             purge_sent_mails(session, before=now - SENT_MAIL_RETENTION)
+            purge_access_request_records(session, now=now)
         server = self.server()
         if server is None:
             return TickReport(notified=notified)

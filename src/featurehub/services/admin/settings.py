@@ -14,7 +14,9 @@ ACCEPTANCE_MODE = "acceptance_mode"
 DEFAULT_ROLE = "default_role"
 DEFAULT_GROUPS = "default_groups"
 USER_CREATION_MAIL_RECIPIENTS = "user_creation_mail_recipients"
-ACCESS_SETTINGS = (ACCEPTANCE_MODE, DEFAULT_ROLE, DEFAULT_GROUPS, USER_CREATION_MAIL_RECIPIENTS)
+ACCESS_REQUESTS_PER_HOUR = "access_requests_per_hour"
+ACCESS_SETTINGS = (ACCEPTANCE_MODE, DEFAULT_ROLE, DEFAULT_GROUPS, USER_CREATION_MAIL_RECIPIENTS,
+                   ACCESS_REQUESTS_PER_HOUR)
 
 
 def check_default_role(session: Session, project_id: int, caller_role: str, value: Any) -> None:
@@ -42,4 +44,8 @@ define(
                       [], {"type": "array", "maxItems": 100, "uniqueItems": True,
                            "items": {"type": "string", "minLength": 3, "maxLength": 255,
                                      "pattern": "^[^@\\s]+@[^@\\s]+$"}}),
+    SettingDefinition(ACCESS_REQUESTS_PER_HOUR,
+                      "Public access requests taken per client address and hour (each may "
+                      "create an account and send e-mails); 0: no limit.",
+                      20, {"type": "integer", "minimum": 0, "maximum": 1_000_000}),
 )
