@@ -17,9 +17,14 @@ class SettingError(ValueError):
 
 def _public_url(value: str) -> str:
     """The service's address as its users reach it: http(s)://host[:port][/path], no query."""
-    parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or \
-            parts.fragment:
+    try:
+        parts = urlsplit(value.strip())
+        usable = (parts.scheme in ("http", "https") and bool(parts.hostname)
+                  and not parts.query and not parts.fragment)
+        parts.port  # noqa: B018 - raises on a port that is no number from 0 to 65535
+    except ValueError:  # brackets of an IPv6 address not closed, a port that is no number
+        usable = False
+    if not usable:
         raise SettingError(f"FEATUREHUB_PUBLIC_URL is the service's address as its users reach "
                            f"it, like https://featurehub.example.org, not '{value}'.")
     return value.strip().rstrip("/")

@@ -168,6 +168,8 @@ class TestSettingsFromEnv:
     def test_public_url_is_kept_without_its_trailing_slash(self):
         settings = Settings.from_env({"FEATUREHUB_PUBLIC_URL": "https://fh.example.org/api/"})
         assert settings.public_url == "https://fh.example.org/api"
+        assert Settings.from_env({"FEATUREHUB_PUBLIC_URL": "http://[::1]:8080"}).public_url == \
+            "http://[::1]:8080"
         assert Settings.from_env({}).public_url is None
 
     def test_max_body_is_read_in_mebibytes(self):
@@ -178,7 +180,9 @@ class TestSettingsFromEnv:
                 Settings.from_env({"FEATUREHUB_MAX_BODY_MB": value})
 
     @pytest.mark.parametrize("value", ["fh.example.org", "ftp://fh.example.org", "https://",
-                                       "https://fh.example.org/?a=1", "https://fh.example.org/#x"])
+                                       "https://fh.example.org/?a=1", "https://fh.example.org/#x",
+                                       "http://[::1", "https://fh.example.org:abc",
+                                       "https://fh.example.org:99999"])
     def test_public_url_that_is_not_an_address_is_refused(self, value):
         with pytest.raises(SettingError, match="FEATUREHUB_PUBLIC_URL"):
             Settings.from_env({"FEATUREHUB_PUBLIC_URL": value})
