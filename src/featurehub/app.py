@@ -12,7 +12,7 @@ from featurehub import errors
 from featurehub.db.base import make_engine, make_session_factory
 from featurehub.db.migrate import upgrade
 from featurehub.jsonify import FastJsonifier
-from featurehub.middleware import BodyLimit, DocumentedMethods
+from featurehub.middleware import BodyLimit, DocumentedMethods, middlewares
 from featurehub.runtime import Runtime, close_db_session
 from featurehub.security.authorization import AuthorizingResolver, PackageResolver
 from featurehub.security.tokens import KeyRing
@@ -60,7 +60,8 @@ def create_app(settings: Settings | None = None, *, start_workers: bool | None =
     logging.getLogger("connexion.security").setLevel(logging.ERROR)
     runtime = build_runtime(settings)
 
-    app = FlaskApp(__name__, specification_dir=str(settings.openapi_dir), jsonifier=FastJsonifier())
+    app = FlaskApp(__name__, specification_dir=str(settings.openapi_dir), jsonifier=FastJsonifier(),
+                   middlewares=middlewares())
     services = (settings.direct,) if settings.direct else settings.services
     routes = []
     for microservice in services:

@@ -6,6 +6,7 @@ import pytest
 
 from featurehub.app import create_app
 from featurehub.cli import main
+from featurehub.middleware import RenderedContractAPI
 from featurehub.settings import Settings
 
 
@@ -22,6 +23,19 @@ class TestGateway:
         assert contract.status_code == 200
         assert contract.json()["info"]["title"] == microservice
         assert client.get(f"/{microservice}/api/v1/ui/").status_code == 200
+
+    def test_contracts_are_rendered_once(self, client, monkeypatch):
+        renders = []
+        render = RenderedContractAPI._spec_for_prefix
+        monkeypatch.setattr(RenderedContractAPI, "_spec_for_prefix",
+                            lambda api, request: renders.append(1) or render(api, request))
+        for path in ("openapi.json", "openapi.yaml"):
+            answers = [client.get(f"/rs-admin/api/v1/{path}") for _ in range(3)]
+            assert {answer.status_code for answer in answers} == {200}
+            assert len({answer.content for answer in answers}) == 1
+        assert answers[0].headers["content-type"].startswith("text/yaml")
+        assert "title: rs-admin" in answers[0].text
+        assert len(renders) <= 2  # once per document at most (earlier tests may have asked)
 
     def test_undocumented_method_is_405_with_allow(self, client):
         response = client.patch("/rs-access/api/v1/themes/1")
