@@ -52,6 +52,7 @@ from featurehub.db.platform import Project
 from featurehub.services.admin.accesses import ACCESS_REQUEST_WINDOW
 from featurehub.services.admin.notifications import notify
 from featurehub.services.fem.outbox import OVERRIDE_NOTICE
+from featurehub.wakeup import Wakeup
 
 log = logging.getLogger(__name__)
 EMBEDDED = "notification-scheduler"
@@ -191,8 +192,8 @@ class NotificationScheduler:
         self.batch_size = batch_size
         self.smtp_url = smtp_url
         self._told_unconfigured = False
-        self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._stopping = False  # a plain flag: set by signal handlers
+        self._wake = Wakeup()
         self._thread: threading.Thread | None = None
 
     def server(self) -> SmtpServer | None:
@@ -383,7 +384,7 @@ class NotificationScheduler:
     # the loop
 
     def run_forever(self) -> None:
-        while not self._stop.is_set():
+        while not self._stopping:
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 - the scheduler outlives a failing round
@@ -401,7 +402,7 @@ class NotificationScheduler:
         return self
 
     def stop_soon(self) -> None:
-        self._stop.set()
+        self._stopping = True
         self._wake.set()
 
     def stop(self) -> None:

@@ -21,6 +21,7 @@ import os
 import signal
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from featurehub.services.fem.processing import (
     Sources,
 )
 from featurehub.services.fem.rules import files_to_store
+from featurehub.wakeup import Wakeup
 
 log = logging.getLogger(__name__)
 EMBEDDED = "fem"
@@ -175,13 +177,13 @@ class FeatureWorker:
     """One worker: a loop of claim -> store files -> finish."""
 
     def __init__(self, runtime: Any, options: WorkerOptions | None = None,
-                 wake_event: Any = None) -> None:
+                 wakeup: Wakeup | None = None) -> None:
         self.runtime = runtime
         self.options = options or WorkerOptions()
         settings = runtime.settings
         self.sources = Sources(settings.models_dir, settings.storage_settings_file)
-        self._wake = wake_event if wake_event is not None else threading.Event()
-        self._stop = threading.Event()
+        self._wake = wakeup if wakeup is not None else Wakeup()
+        self._stopping = False  # a plain flag: set by signal handlers
         self._thread: threading.Thread | None = None
 
     # -- one batch --
@@ -305,7 +307,7 @@ class FeatureWorker:
                             released)
         except Exception:  # noqa: BLE001 - their leases still expire
             log.exception("could not release the claims of stopped workers")
-        while not self._stop.is_set() and (alive is None or alive()):
+        while not self._stopping and (alive is None or alive()):
             try:
                 taken = self.run_once()
             except Exception:  # noqa: BLE001 - a worker outlives a failing batch
@@ -314,10 +316,10 @@ class FeatureWorker:
             if taken == 0:
                 woken = self._wake.wait(self.options.poll_seconds)
                 self._wake.clear()
-                if woken:
+                if woken and not self._stopping:
                     # Let a burst of small requests gather into one batch: a batch per
                     # request would fight the API for the database at every request.
-                    self._stop.wait(self.options.gather_seconds)
+                    time.sleep(self.options.gather_seconds)
 
     def wake(self) -> None:
         self._wake.set()
@@ -329,12 +331,11 @@ class FeatureWorker:
 
     def stop_soon(self) -> None:
         """Finish the batch under way, then leave run_forever (signal handlers)."""
-        self._stop.set()
+        self._stopping = True
         self._wake.set()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
+        self.stop_soon()
         if self._thread is not None:
             self._thread.join(timeout=30)
 
@@ -372,7 +373,7 @@ class EmbeddedWorkerProcess:
 
     def __init__(self, runtime: Any) -> None:
         context = multiprocessing.get_context("fork")
-        self._wake = context.Event()
+        self._wake = Wakeup()
         self._process = context.Process(target=self._run, args=(runtime, os.getpid()),
                                         name="fem-worker", daemon=True)
         self._process.start()
@@ -386,7 +387,7 @@ class EmbeddedWorkerProcess:
             # on SQLite, where a descheduled worker holding the single write lock would make
             # the API wait the longer.
             os.nice(EMBEDDED_WORKER_NICENESS)
-        worker = FeatureWorker(runtime, wake_event=self._wake)
+        worker = FeatureWorker(runtime, wakeup=self._wake)
         signal.signal(signal.SIGTERM, lambda *_: worker.stop_soon())
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         worker.run_forever(alive=lambda: os.getppid() == parent)
