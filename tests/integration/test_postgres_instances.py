@@ -10,7 +10,13 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from featurehub.app import create_app
-from featurehub.db.base import PING_AFTER_IDLE_SECONDS, make_engine
+from featurehub.db.base import (
+    PING_AFTER_IDLE_SECONDS,
+    make_engine,
+    make_session_factory,
+    read_only,
+)
+from featurehub.db.fem import Feature, among, array_literal
 from featurehub.db.platform import Account, Project, ProjectUser, ResourceAccess, Role
 from featurehub.settings import Settings
 from tests.backends import postgres_database, postgres_unavailable_reason
@@ -93,4 +99,46 @@ def test_a_pooled_connection_idle_for_a_while_is_pinged_and_replaced_when_dead(
     with engine.connect() as connection:
         assert connection.execute(text("SELECT pg_backend_pid()")).scalar() != first
     assert pings == [1]
+    engine.dispose()
+
+
+def test_reads_run_without_a_transaction_and_the_writes_after_them_in_one(database_url):
+    engine = make_engine(database_url)
+    with make_session_factory(engine)() as session:
+        session.execute(text("CREATE TABLE scratch (n integer)"))
+        session.commit()
+        with read_only(session):
+            session.execute(text("SELECT 1"))
+            # Autocommit: each statement is a transaction of its own (no BEGIN, no ROLLBACK).
+            assert session.execute(text("SELECT now() = statement_timestamp()")).scalar()
+            reader = session.connection().connection.dbapi_connection
+            assert reader.autocommit
+        session.execute(text("INSERT INTO scratch VALUES (1)"))
+        writer = session.connection().connection.dbapi_connection
+        assert writer is reader and not writer.autocommit  # the pool gave it back its level
+        session.rollback()
+        assert session.execute(text("SELECT count(*) FROM scratch")).scalar() == 0
+    engine.dispose()
+
+
+def test_array_literals_reach_postgresql_as_the_values_they_write(database_url):
+    texts = ["plain", "", "with \"quotes\"", "back\\slash\\", "{braces}, commas", "NULL", None,
+             "URN:FEATURE:DATA:demo:0190a6c2-7a8e-7b3f-9d4e-1f2a3b4c5d6e:V1", "été ✓"]
+    numbers = [0, -1, 2**62, 7]
+    engine = make_engine(database_url)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT CAST(:a AS TEXT[])"),
+                                  {"a": array_literal(texts)}).scalar() == texts
+        assert connection.execute(text("SELECT CAST(:a AS BIGINT[])"),
+                                  {"a": array_literal(numbers)}).scalar() == numbers
+        assert connection.execute(text("SELECT CAST(:a AS BIGINT[])"),
+                                  {"a": array_literal([])}).scalar() == []
+    assert array_literal([1, "a"]) is None and array_literal([1.5]) is None
+    assert array_literal([True]) is None  # not an integer to PostgreSQL
+    with make_session_factory(engine)() as session:
+        # The text is bound untyped: typed as text first, PostgreSQL would cast it again for
+        # every row it filters (a thousand uuids among 5,000 versions: 3 s instead of 3 ms).
+        statement = select(Feature.id).where(among(session, Feature.urn, ["URN:a", "URN:b"]))
+        compiled = statement.compile(dialect=engine.dialect)
+        assert "= ANY (CAST(%(param_1)s AS VARCHAR(256)[]))" in str(compiled)
     engine.dispose()

@@ -65,12 +65,20 @@ def hold_startup_lock(session: Session) -> None:
 def read_only(session: Session) -> Iterator[Session]:
     """Reads in a transaction of their own, ended (rolled back) with the block; on SQLite it
     neither waits for nor holds the writer lock. Inside a transaction already under way, the
-    reads simply join it."""
+    reads simply join it.
+
+    On PostgreSQL the block runs in autocommit: under READ COMMITTED each statement takes its
+    own snapshot whether or not a transaction holds them, so the reads see the same, and the
+    BEGIN and ROLLBACK round trips are saved (four of a one-feature POST's eleven: those of the
+    authorisation and of the acceptance lookups). The pool gives the connection back its
+    isolation level when the block ends."""
     if session.in_transaction():
         yield session
         return
     try:
         with reading():
+            if session.get_bind().dialect.name == "postgresql":
+                session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
             yield session
     finally:
         session.rollback()

@@ -25,12 +25,13 @@ from sqlalchemy import (
     UniqueConstraint,
     any_,
     bindparam,
+    cast,
     literal,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, Session, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import NullType, TypeDecorator
 
 from featurehub.db.base import Base, UTCDateTime, utcnow
 from featurehub.services.fem.lifecycle import UNFINISHED_STEPS
@@ -207,8 +208,35 @@ def among(session: Session, column: Any, values: Iterable[Any]) -> Any:
     parameter (`= ANY(...)`), which psycopg sends as is, instead of a statement with a
     placeholder per value that it has to rewrite, uncached, at every batch."""
     if session.get_bind().dialect.name == "postgresql":
-        return column == any_(bindparam(None, list(values), type_=ARRAY(column.type)))
+        values = list(values)
+        written = array_literal(values)
+        if written is not None:
+            # The text goes untyped (NullType: no `::VARCHAR` of its own), so that PostgreSQL
+            # reads it as the array at once, a constant of the plan. Typed as text first, the
+            # cast to the array would be run again for every row it filters: 3 s, not 3 ms,
+            # for a thousand uuids among 5,000 versions.
+            return column == any_(cast(bindparam(None, written, type_=NullType()),
+                                       ARRAY(column.type)))
+        return column == any_(bindparam(None, values, type_=ARRAY(column.type)))
     return column.in_(values)
+
+
+def _quoted(value: str | None) -> str:
+    if value is None:
+        return "NULL"
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def array_literal(values: Sequence[Any]) -> str | None:
+    """A PostgreSQL array literal (`{1,2}`, `{"a","b"}`) of integers or texts (None for any
+    other values). psycopg adapts a list item by item in Python: for the thousand ids or
+    urns of a batch, its text written here costs a fifth (0.7 against 1.3 ms for integers,
+    1.1 against 2.5 ms for uuids, measured with the query)."""
+    if all(type(value) is int for value in values):
+        return "{" + ",".join(map(str, values)) + "}"
+    if all(value is None or type(value) is str for value in values):
+        return "{" + ",".join(map(_quoted, values)) + "}"
+    return None
 
 
 def _bound(column: Any, value: Any, dialect: Any) -> Any:
@@ -368,6 +396,11 @@ def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
 _TEXT_TYPES = (String, Text, JSONText)
 
 
+def _array(values: list[Any]) -> Any:
+    written = array_literal(values)
+    return values if written is None else written
+
+
 def update_rows_by_id(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """UPDATE many rows by id, each dict holding `id` and the new values: on PostgreSQL one
     statement per set of columns (values shared by every row as parameters, the others as
@@ -391,9 +424,9 @@ def update_rows_by_id(session: Session, table: Table, rows: Sequence[dict[str, A
                 f"FROM unnest({arrays}) AS v(id{''.join(', ' + n for n in varying)}) "
                 f"WHERE {table.name}.id = v.id"
             ).bindparams(*[bindparam(f"s_{n}", type_=table.c[n].type) for n in shared])
-            params: dict[str, Any] = {"ids": [r["id"] for r in group]}
+            params: dict[str, Any] = {"ids": _array([r["id"] for r in group])}
             params.update({f"s_{n}": first[n] for n in shared})
-            params.update({f"a_{n}": [_bound(table.c[n], r[n], dialect) for r in group]
+            params.update({f"a_{n}": _array([_bound(table.c[n], r[n], dialect) for r in group])
                            for n in varying})
             connection.execute(statement, params)
             continue
