@@ -16,7 +16,10 @@ import jsonschema_rs
 import orjson
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import BadRequestProblem
-from connexion.validators import VALIDATOR_MAP, JSONRequestBodyValidator
+from connexion.utils import is_null, is_nullable
+from connexion.validators import VALIDATOR_MAP, JSONRequestBodyValidator, ParameterValidator
+from connexion.validators.parameter import draft4_format_checker
+from jsonschema import Draft4Validator, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +111,26 @@ class FastJSONRequestBodyValidator(JSONRequestBodyValidator):
         return None
 
 
+class ParameterProblemValidator(ParameterValidator):
+    """connexion's parameter validation, with a problem detail naming the parameter and the
+    rule in one line: connexion's was jsonschema's whole report (the rule, the schema and the
+    value over a dozen lines), naming neither the parameter nor where it was."""
+
+    @staticmethod
+    def validate_parameter(parameter_type: str, value: Any, param: dict[str, Any],
+                           param_name: str | None = None) -> str | None:
+        if value is None or (is_nullable(param) and is_null(value)):
+            return ParameterValidator.validate_parameter(parameter_type, value, param,
+                                                         param_name)
+        try:
+            Draft4Validator(param.get("schema", param),
+                            format_checker=draft4_format_checker).validate(value)
+        except ValidationError as error:
+            return f"{parameter_type.capitalize()} parameter '{param['name']}': {error.message}"
+        return None
+
+
 def validator_map() -> dict[str, Any]:
     body = MediaTypeDict(dict(VALIDATOR_MAP["body"]))
     body["*/*json"] = FastJSONRequestBodyValidator
-    return {"body": body}
+    return {"body": body, "parameter": ParameterProblemValidator}

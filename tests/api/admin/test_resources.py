@@ -34,6 +34,12 @@ class TestListResourceAccesses:
         response = client.get(BASE, params={"scope": project.name, "sort": "nope"})
         assert response.status_code == 400
 
+    def test_page_size_below_one_is_400_naming_the_parameter(self, client, project):
+        response = client.get(BASE, params={"scope": project.name, "size": 0})
+        assert response.status_code == 400
+        assert response.json() == problem(
+            400, "Query parameter 'size': 0 is less than the minimum of 1")
+
     def test_without_scope_or_token_is_400(self, client, project):
         response = client.get(BASE)
         assert response.json() == problem(

@@ -73,6 +73,8 @@ class TestPatchFeatures:
                                 headers={**exploit, "request.file_update_mode": "MERGE"})
         assert response.status_code == 400
         assert response.headers["content-type"] == "application/problem+json"
+        assert response.json() == problem(400, "Header parameter 'request.file_update_mode': "
+                                               "'MERGE' is not one of ['APPEND', 'REPLACE']")
 
     def test_acknowledged_recipient_is_recorded(self, client, exploit, process, stored):
         after = patched(client, exploit, process, stored["urn"])
