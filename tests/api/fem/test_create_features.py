@@ -234,6 +234,13 @@ class TestVersions:
             "urn": first["urn"], "replacedBy": second["urn"], "id": "over",
             "message": f"Version {first['urn']} of product 'over' was overridden by "
                        f"{second['urn']} and deleted."}]
+        notifications = client.get(f"{BASE}/events", params={"kind": "NOTIFICATION"},
+                                   headers=exploit).json()["content"]
+        assert [(n["body"]["action"], n["body"]["payload"]["urn"])
+                for n in notifications] == [("CREATED", first["urn"]),
+                                            ("CREATED", second["urn"]),
+                                            ("DELETED", first["urn"])]
+        assert notifications[-1]["body"]["payload"] == {**first, "last": False}
 
     def test_urn_given_is_used(self, client, exploit, sample_model, project, process):
         urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'given')}:V5"
@@ -266,14 +273,57 @@ class TestVersions:
         urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'vv')}:V2"
         assert denial(client, exploit, feature("vv", urn=urn)) == (
             f"Version is invalid: V2 of {urn} is not above the latest version V3 of this "
-            f"product.")
+            f"product (stored, or requested and not processed yet).")
 
     def test_duplicate_urn_in_the_request_denies_the_second(self, client, exploit,
                                                             sample_model, project):
         urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'dup')}:V1"
-        body = post(client, exploit, feature("dup", urn=urn), feature("dup2", urn=urn))
+        body = post(client, exploit, feature("dup", urn=urn),
+                    feature("dup", urn=urn, properties=properties(orbit=2)))
         assert list(body["granted"]) == ["dup"]
-        assert body["denied"] == {"dup2": f"Duplicate urn '{urn}' in the request."}
+        assert body["denied"] == {"dup": f"Duplicate urn '{urn}' in the request."}
+
+    def test_urn_of_another_product_is_denied(self, client, exploit, sample_model, project):
+        """The uuid of a urn is name-based on the feature id: a urn of product 'b' given to
+        feature 'a' would make a second product 'a' (its versions apart from the first's)."""
+        urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'b')}:V1"
+        assert denial(client, exploit, feature("a", urn=urn)) == (
+            f"Urn '{urn}' is not one of the product 'a': the urns of its versions are "
+            f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'a')}:V<n> (the uuid "
+            f"is name-based on the id).")
+
+    def test_urn_requested_and_not_processed_yet_is_denied(self, client, exploit,
+                                                            sample_model, project, process):
+        """A client that sends its request again (its first answer was lost) is told at once,
+        not by a request in error later."""
+        urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'again')}:V1"
+        first = post(client, exploit, feature("again", urn=urn))["granted"]["again"]
+        assert denial(client, exploit, feature("again", urn=urn)) == (
+            f"URN {urn} is requested already (creation {first}, not processed yet).")
+        process()
+        assert denial(client, exploit, feature("again", urn=urn)) == f"URN {urn} already exists."
+
+    def test_version_below_a_requested_one_is_denied_as_invalid(self, client, exploit,
+                                                                 sample_model, project):
+        product = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'up')}"
+        assert post(client, exploit, feature("up", urn=f"{product}:V3"))["denied"] == {}
+        assert denial(client, exploit, feature("up", urn=f"{product}:V2")) == (
+            f"Version is invalid: V2 of {product}:V2 is not above the latest version V3 of "
+            f"this product (stored, or requested and not processed yet).")
+
+    def test_update_if_exists_of_a_requested_urn_is_a_patch_run_after_the_creation(
+            self, client, exploit, sample_model, project, process):
+        urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'soon')}:V1"
+        created = post(client, exploit, feature("soon", urn=urn))["granted"]["soon"]
+        updated = post(client, exploit, feature("soon", urn=urn, properties=properties(orbit=9)),
+                       updateIfExists=True)["granted"]["soon"]
+        process()
+        states = [client.get(f"{BASE}/requests/{request}", headers=exploit).json()["content"]
+                  for request in (created, updated)]
+        assert [(state["type"], state["state"]) for state in states] == [
+            ("CREATION", "SUCCESS"), ("PATCH", "SUCCESS")]
+        stored = client.get(f"{BASE}/admin/features/{urn}", headers=exploit).json()["content"]
+        assert (stored["version"], stored["properties"]["orbit"]) == (1, 9)
 
     def test_urn_of_another_project_is_denied(self, client, exploit, sample_model):
         urn = "URN:FEATURE:DATA:elsewhere:e664c482-3b33-5aef-9840-a8a75061a196:V1"

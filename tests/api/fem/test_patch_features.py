@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.fem.conftest import BASE, feature, patch_body
+from featurehub.services.fem.urns import product_uuid
+from featurehub.services.fem.worker import FeatureWorker, WorkerOptions, claim
+from tests.api.fem.conftest import BASE, creation, feature, patch_body
 from tests.conftest import problem
 
 URL = f"{BASE}/features"
@@ -87,6 +89,46 @@ class TestPatchFeatures:
         info = after["content"]["disseminationInfo"]
         assert [(i["recipient"], i["status"]) for i in info] == [("catalog", "DONE")]
         assert after["content"]["disseminationStatus"] == "DONE"
+
+    def test_geo_json_body_is_taken(self, client, exploit, stored):
+        response = client.patch(URL, json=patch_body({"type": "Feature", "urn": stored["urn"]}),
+                                headers={**exploit, "Content-Type": "application/geo+json"})
+        assert response.status_code == 201
+        assert list(response.json()["granted"]) == [stored["urn"]]
+
+    def test_waits_while_a_request_on_its_product_runs(self, client, exploit, rt, process,
+                                                       stored):
+        first = patch(client, exploit, {"type": "Feature", "urn": stored["urn"],
+                                        "properties": {"orbit": 1}})
+        with rt.sessions() as session:
+            running = claim(session, worker_id="busy-worker", batch_size=1000)
+        assert [row.request_id for row in running] == [first["granted"][stored["urn"]]]
+        second = patch(client, exploit, {"type": "Feature", "urn": stored["urn"],
+                                         "properties": {"orbit": 2}})
+        with rt.sessions() as session:
+            assert claim(session, worker_id="other-worker", batch_size=1000) == []
+        FeatureWorker(rt, WorkerOptions(worker_id="busy-worker")).process(running)
+        process()
+        request = client.get(f"{BASE}/requests/{second['granted'][stored['urn']]}",
+                             headers=exploit).json()["content"]
+        assert request["state"] == "SUCCESS"
+        after = client.get(f"{BASE}/admin/features/{stored['urn']}",
+                           headers=exploit).json()["content"]
+        assert after["properties"]["orbit"] == 2
+
+    def test_a_product_being_created_is_patched_after_its_creation(
+            self, client, exploit, sample_model, project, process):
+        urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'new')}:V1"
+        created = client.post(URL, json=creation(feature("new", urn=urn)), headers=exploit)
+        assert created.json()["denied"] == {}
+        body = patch(client, exploit, {"type": "Feature", "urn": urn, "properties": {"orbit": 5}})
+        assert body["denied"] == {}
+        process()
+        request = client.get(f"{BASE}/requests/{body['granted'][urn]}",
+                             headers=exploit).json()["content"]
+        assert (request["state"], request["providerId"]) == ("SUCCESS", "new")
+        after = client.get(f"{BASE}/admin/features/{urn}", headers=exploit).json()["content"]
+        assert (after["version"], after["properties"]["orbit"]) == (1, 5)
 
     def test_empty_features_is_201_with_a_message(self, client, exploit):
         response = client.patch(URL, json=patch_body(), headers=exploit)

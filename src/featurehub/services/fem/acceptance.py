@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import read_only, utcnow
-from featurehub.db.fem import Feature, FeatureRequest, among, streamed_rows
+from featurehub.db.fem import Feature, FeatureRequest, among, streamed_rows, unfinished
 from featurehub.errors import InvalidInput
 from featurehub.services.fem import outbox
 from featurehub.services.fem.datamodels import CompiledModel, resolve_models
@@ -65,6 +65,8 @@ class StoredProduct:
     session_owner: str | None
     session: str | None
     properties: dict[str, Any]
+    # The creation granted and not processed yet, for a product that is not stored yet.
+    creation_request: str | None = None
 
 
 @dataclass
@@ -172,6 +174,44 @@ def stored_products(session: Session, *, project_id: int,
     return {row.urn: StoredProduct(*row) for row in rows}
 
 
+def pending_creations(session: Session, *, project_id: int, products: Iterable[str]
+                      ) -> dict[str, StoredProduct]:
+    """The products (uuids) given a urn by a creation granted and not processed yet, as they
+    will be stored, by urn. Requests on one product run in acceptance order: a request granted
+    now on such a urn runs after that creation."""
+    wanted = set(products)
+    if not wanted:
+        return {}
+    rows = session.execute(select(
+        FeatureRequest.urn, FeatureRequest.request_id, FeatureRequest.product_key,
+        FeatureRequest.provider_id, FeatureRequest.session_owner, FeatureRequest.session,
+        FeatureRequest.feature,
+    ).where(among(session, FeatureRequest.product_key, wanted), unfinished(FeatureRequest.step),
+            FeatureRequest.project_id == project_id, FeatureRequest.type == CREATION,
+            FeatureRequest.urn.is_not(None)).order_by(FeatureRequest.id))
+    pending = {}
+    for row in rows:
+        feature = row.feature
+        pending.setdefault(row.urn, StoredProduct(
+            row.urn, row.product_key, parse_urn(row.urn).version, row.provider_id,
+            feature["entityType"], feature["model"], row.session_owner, row.session,
+            feature.get("properties") or {}, creation_request=row.request_id))
+    return pending
+
+
+def known_products(session: Session, *, project_id: int, urns: Iterable[str]
+                   ) -> dict[str, StoredProduct]:
+    """The products of `urns` that are stored or whose creation is granted."""
+    wanted = {urn for urn in urns if isinstance(urn, str) and urn and "\x00" not in urn}
+    known = stored_products(session, project_id=project_id, urns=wanted)
+    if len(known) < len(wanted):
+        pending = pending_creations(session, project_id=project_id,
+                                    products=_products(wanted - set(known)))
+        known.update((urn, product) for urn, product in pending.items()
+                     if urn in wanted and urn not in known)
+    return known
+
+
 def latest_versions(session: Session, *, project_id: int, products: Iterable[str]
                     ) -> dict[str, int]:
     wanted = set(products)
@@ -191,6 +231,13 @@ def _products(urns: Iterable[str]) -> set[str]:
         except InvalidUrn:
             pass
     return products
+
+
+def _requested_versions(pending: Mapping[str, StoredProduct]) -> dict[str, int]:
+    latest: dict[str, int] = {}
+    for product in pending.values():
+        latest[product.uuid] = max(latest.get(product.uuid, 0), product.version)
+    return latest
 
 
 def _urn_problem(text: str, *, project: str, entity_type: str | None) -> tuple[str | None, Any]:
@@ -286,11 +333,19 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
         models = resolve_models(session, project_id=project_id, models_dir=models_dir,
                                 names={feature.get("model") for feature in features})
         existing = stored_products(session, project_id=project_id, urns=given)
+        products = _products(given)
+        latest = latest_versions(session, project_id=project_id, products=products)
+        # Versions granted and not processed yet are taken as stored: the same urn is
+        # requested already, and a lower version would be refused once they are processed.
+        pending = pending_creations(session, project_id=project_id, products=products)
+        for product, version in _requested_versions(pending).items():
+            latest[product] = max(latest.get(product, 0), version)
+        existing.update((urn, product) for urn, product in pending.items()
+                        if urn not in existing)
         if existing:
             models.update(resolve_models(
                 session, project_id=project_id, models_dir=models_dir,
                 names={product.model for product in existing.values()} - set(models)))
-        latest = latest_versions(session, project_id=project_id, products=_products(given))
     seen_urns: set[str] = set()
     with batch.writing(session):
         for index, feature in enumerate(features):
@@ -302,23 +357,28 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
             if problem:
                 batch.deny(key, problem, row)
                 continue
+            row["product_key"] = product_uuid(project, feature["id"])
             text = feature.get("urn")
             if not text:
-                row["product_key"] = product_uuid(project, feature["id"])
                 batch.grant(key, row)
                 continue
             problem, urn = _urn_problem(text, project=project, entity_type=feature["entityType"])
+            if problem is None and urn.uuid != row["product_key"]:
+                problem = (f"Urn '{text}' is not one of the product '{feature['id']}': the urns "
+                           f"of its versions are URN:FEATURE:{urn.entity_type}:{project}:"
+                           f"{row['product_key']}:V<n> (the uuid is name-based on the id).")
             if problem is None and text in seen_urns:
                 problem = f"Duplicate urn '{text}' in the request."
             if problem:
                 batch.deny(key, problem, row)
                 continue
             seen_urns.add(text)
-            row["product_key"] = urn.uuid
             stored = existing.get(text)
             if stored is not None:
                 if not update_if_exists:
-                    batch.deny(key, f"URN {text} already exists.", row)
+                    batch.deny(key, f"URN {text} already exists." if stored.creation_request
+                               is None else f"URN {text} is requested already (creation "
+                               f"{stored.creation_request}, not processed yet).", row)
                     continue
                 problem = _patch_problem(feature, stored, models.get(stored.model), storages)
                 if problem:
@@ -331,7 +391,8 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
                 continue
             if urn.version <= latest.get(urn.uuid, 0):
                 batch.deny(key, f"Version is invalid: V{urn.version} of {text} is not above the "
-                                f"latest version V{latest[urn.uuid]} of this product.", row)
+                                f"latest version V{latest[urn.uuid]} of this product (stored, or "
+                                f"requested and not processed yet).", row)
                 continue
             batch.grant(key, row)
     return batch.commit(session)
@@ -358,8 +419,8 @@ def grant_patches(session: Session, *, project_id: int, project: str, body: Mapp
     if recipient:
         options["acknowledgedRecipient"] = recipient
     with read_only(session):
-        stored = stored_products(session, project_id=project_id,
-                                 urns=[feature.get("urn") for feature in features])
+        stored = known_products(session, project_id=project_id,
+                                urns=[feature.get("urn") for feature in features])
         models = resolve_models(session, project_id=project_id, models_dir=models_dir,
                                 names={product.model for product in stored.values()})
     seen: set[str] = set()
