@@ -262,6 +262,38 @@ class TestFiles:
                               headers=exploit)
         assert download.content == b"kept"
 
+    def test_referenced_file_outside_its_storage_is_offline_and_409(self, client, exploit,
+                                                                     disk, create):
+        """Online means downloadable: a local storage holds only files under its root."""
+        file = file_to_store("https://example.org/x.zip", b"x", name="x.zip")
+        file["locations"][0]["storage"] = "disk"
+        file["attributes"]["filesize"] = 1
+        stored = create(feature("elsewhere", files=[file]))["elsewhere"]
+        assert stored["files"][0]["online"] is False
+        response = client.get(f"{BASE}/admin/features/{stored['urn']}/files/{_sha256(b'x')}",
+                              headers=exploit)
+        assert response.status_code == 409
+        assert response.json()["detail"] == (
+            f"File 'x.zip' of {stored['urn']} cannot be read: 'https://example.org/x.zip' is "
+            f"not a file of storage 'disk'.")
+
+    def test_patch_stores_its_files_too(self, client, exploit, disk, create, process,
+                                        tmp_path):
+        stored = create(feature("later"))["later"]
+        source = tmp_path / "added.bin"
+        source.write_bytes(b"added")
+        body = client.patch(f"{BASE}/features", headers=exploit, json=patch_body(
+            {"type": "Feature", "urn": stored["urn"],
+             "files": [file_to_store(source.as_uri(), b"added", name="added.bin")]},
+            storages=[{"pluginBusinessId": "disk"}])).json()
+        process()
+        assert request_of(client, exploit, body["granted"][stored["urn"]])["state"] == "SUCCESS"
+        after = client.get(f"{BASE}/admin/features/{stored['urn']}",
+                           headers=exploit).json()["content"]
+        assert [(f["attributes"]["filename"], f["online"]) for f in after["files"]] == [
+            ("S1_L1B_20261122T101500.zip", False), ("added.bin", True)]
+        assert (disk / "added.bin").read_bytes() == b"added"
+
     def test_referenced_file_with_an_unknown_storage_is_offline_and_409(self, client, exploit,
                                                                          create):
         stored = create(feature("offline"))["offline"]
@@ -312,6 +344,20 @@ class TestEvents:
                                   headers=exploit).json()["content"][0]["body"]
         assert notification["action"] == "UPDATED"
         assert notification["metadata"]["changedAttributes"] == ["orbit", "tags"]
+
+    def test_a_failed_request_emits_an_error_event(self, client, exploit, sample_model,
+                                                   process, tmp_path):
+        start = client.get(f"{BASE}/events", headers=exploit).json()["next"]
+        granted = post(client, exploit, feature("failing", files=[file_to_store(
+            (tmp_path / "x").as_uri(), b"x")]), storages=[{"pluginBusinessId": "nowhere"}])
+        process()
+        entries = client.get(f"{BASE}/events", params={"after": start},
+                             headers=exploit).json()["content"]
+        assert [entry["kind"] for entry in entries] == ["EVENT"]  # no notification
+        assert entries[0]["body"] == {
+            "type": "CREATION", "requestId": granted["failing"], "requestOwner": "tests",
+            "id": "failing", "urn": None, "state": "ERROR",
+            "errors": ["Storage 'nowhere' is not a configured storage location."]}
 
     def test_denial_emits_an_event(self, client, exploit, sample_model):
         start = client.get(f"{BASE}/events", headers=exploit).json()["next"]

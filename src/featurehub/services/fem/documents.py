@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from featurehub.services.fem.rules import bounding_box
+from featurehub.services.fem.storages import Location, holds
 
 _DEFAULTS = {"dataType": "RAWDATA", "mimeType": "application/octet-stream"}
 
@@ -28,8 +29,15 @@ def normalized_files(files: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     return normalized
 
 
-def is_online(file: Mapping[str, Any], storages: Collection[str]) -> bool:
-    return any(location.get("storage") in storages for location in file["locations"])
+def is_online(file: Mapping[str, Any], storages: Mapping[str, Location]) -> bool:
+    """Whether a location of the file is in a configured storage location that holds it (it
+    can be downloaded). A file at a storage name that is no configured location, or that the
+    location's plugin cannot serve (an http url in a local directory), is offline."""
+    for location in file["locations"]:
+        storage = storages.get(location.get("storage") or "")
+        if storage is not None and holds(storage, location["url"]):
+            return True
+    return False
 
 
 def dissemination_status(entries: Iterable[Mapping[str, Any]]) -> str:
@@ -43,8 +51,10 @@ def _date(value: datetime | str) -> str:
     return value if isinstance(value, str) else value.isoformat()
 
 
-def feature_document(row: Mapping[str, Any], storages: Collection[str]) -> dict[str, Any]:
-    """The GeoJSON Feature of one stored version (`row` has the fem_features columns)."""
+def feature_document(row: Mapping[str, Any], storages: Mapping[str, Location]
+                     ) -> dict[str, Any]:
+    """The GeoJSON Feature of one stored version (`row` has the fem_features columns),
+    `storages` the project's storage locations by name."""
     return {
         "type": "Feature",
         "id": row["provider_id"],

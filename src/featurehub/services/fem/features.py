@@ -47,12 +47,6 @@ def _conditions(project_id: int, criteria: Mapping[str, Any]) -> list[Any]:
     return conditions
 
 
-def _storage_names(session: Session, project_id: int, project: str,
-                   settings_file: Path | None) -> set[str]:
-    return set(locations(session, project_id=project_id, project=project,
-                         settings_file=settings_file))
-
-
 def search_features(session: Session, *, project_id: int, project: str,
                     criteria: Mapping[str, Any], page: PageRequest,
                     settings_file: Path | None) -> tuple[list[dict[str, Any]], int]:
@@ -62,7 +56,8 @@ def search_features(session: Session, *, project_id: int, project: str,
         select(Feature.__table__).where(*conditions)
         .order_by(*order_by(page, SORTABLE, default=[("lastUpdate", True)]), Feature.id)
         .offset(page.offset).limit(page.size))
-    storages = _storage_names(session, project_id, project, settings_file)
+    storages = locations(session, project_id=project_id, project=project,
+                         settings_file=settings_file)
     return [feature_document(row._mapping, storages) for row in rows], total
 
 
@@ -76,8 +71,8 @@ def _row(session: Session, project_id: int, urn: str) -> Any:
 
 def get_feature(session: Session, *, project_id: int, project: str, urn: str,
                 settings_file: Path | None) -> dict[str, Any]:
-    return feature_document(_row(session, project_id, urn),
-                            _storage_names(session, project_id, project, settings_file))
+    return feature_document(_row(session, project_id, urn), locations(
+        session, project_id=project_id, project=project, settings_file=settings_file))
 
 
 @dataclass(frozen=True)

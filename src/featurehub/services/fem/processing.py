@@ -82,10 +82,6 @@ class ProjectContext:
     recipients: list[str]
     fetch_timeout: float
 
-    @property
-    def storage_names(self) -> set[str]:
-        return set(self.locations)
-
 
 def project_context(session: Session, project_id: int, sources: Sources) -> ProjectContext:
     name = session.scalar(select(Project.name).where(Project.id == project_id)) or ""
@@ -257,7 +253,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
     rows, deleted, superseded = outcome.features, outcome.deleted, []
     dissemination = _dissemination(context.recipients)
     status = dissemination_status(dissemination)
-    storage_names = context.storage_names
+    storages = context.locations
     for request in requests:
         feature = request.feature
         current = latest.get(request.product_key, 0)
@@ -293,7 +289,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
         outcome.succeeded(request, urn)
         outcome.entries.append(outbox.notification(
             project_id=context.id, created=now, action="CREATED",
-            feature=feature_document(row, storage_names), session_owner=request.session_owner,
+            feature=feature_document(row, storages), session_owner=request.session_owner,
             session_name=request.session, changed=()))
         old = previous.get(request.product_key)
         if old is None:
@@ -301,7 +297,7 @@ def _create(session: Session, requests: Sequence[Any], context: ProjectContext,
         superseded.append(old.uuid)
         if (request.options or {}).get("override") and not request.urn:
             deleted.append(old.id)
-            old_document = feature_document({**old._mapping, "last": False}, storage_names)
+            old_document = feature_document({**old._mapping, "last": False}, storages)
             outcome.entries.append(outbox.notification(
                 project_id=context.id, created=now, action="DELETED", feature=old_document,
                 session_owner=old.session_owner, session_name=old.session, changed=()))
@@ -331,7 +327,7 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
     models = resolve_models(session, project_id=context.id, models_dir=sources.models_dir,
                             names={row.model for row in current.values()})
     updates = outcome.feature_updates
-    storage_names = context.storage_names
+    storages = context.locations
     for request in requests:
         row = current.get(request.urn)
         if row is None:
@@ -347,7 +343,7 @@ def _patch(session: Session, requests: Sequence[Any], context: ProjectContext,
         outcome.succeeded(request, request.urn)
         outcome.entries.append(outbox.notification(
             project_id=context.id, created=now, action="UPDATED",
-            feature=feature_document({**row._mapping, **changes}, storage_names),
+            feature=feature_document({**row._mapping, **changes}, storages),
             session_owner=row.session_owner, session_name=row.session, changed=changed))
 
 

@@ -223,8 +223,9 @@ def store_file(location: Location, *, url: str, store_path: str | None, filename
     return final.as_uri()
 
 
-def open_stored(location: Location, url: str) -> Path:
-    """The local file behind `url` when it lies inside the location's root."""
+def _stored_path(location: Location, url: str) -> Path:
+    """The path of the file at `url` in the location; StorageFailure when the location does
+    not hold that url (not a file:// url, or outside its root)."""
     parts = urlsplit(url)
     if parts.scheme.lower() != "file":
         raise StorageFailure(f"'{url}' is not a file of storage '{location.name}'.")
@@ -232,6 +233,21 @@ def open_stored(location: Location, url: str) -> Path:
     root = Path(os.path.normpath(location.root))
     if root != path and root not in path.parents:
         raise StorageFailure(f"'{url}' is outside storage '{location.name}'.")
+    return path
+
+
+def holds(location: Location, url: str) -> bool:
+    """Whether the file at `url` is one of the location's: its plugin can serve it."""
+    try:
+        _stored_path(location, url)
+    except StorageFailure:
+        return False
+    return True
+
+
+def open_stored(location: Location, url: str) -> Path:
+    """The local file behind `url` when it lies inside the location's root."""
+    path = _stored_path(location, url)
     if not path.is_file():
         raise StorageFailure(f"'{url}' is missing from storage '{location.name}'.")
     return path
