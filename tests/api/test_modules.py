@@ -85,7 +85,8 @@ class TestListModules:
     def test_unknown_sort_property_is_400(self, client, project):
         response = client.get(BASE, params={"scope": project.name, "sort": "conf"})
         assert response.status_code == 400
-        assert response.json()["detail"].startswith("'conf' does not match")
+        assert response.json()["detail"].startswith(
+            "Query parameter 'sort': 'conf' does not match")
 
     def test_size_over_1000_is_400(self, client, project):
         assert client.get(BASE, params={"scope": project.name, "size": 1001}).status_code == 400

@@ -103,7 +103,8 @@ class TestListThemes:
         response = client.get(BASE, params={"scope": project.name, "sort": "colour,asc"})
         assert response.status_code == 400
         assert response.headers["content-type"] == "application/problem+json"
-        assert response.json()["detail"].startswith("'colour' does not match")
+        assert response.json()["detail"].startswith(
+            "Query parameter 'sort': 'colour' does not match")
 
     def test_token_of_another_project_is_403(self, client, project, other_project):
         headers = other_project.headers("PROJECT_ADMIN")

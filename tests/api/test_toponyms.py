@@ -82,7 +82,8 @@ class TestListToponyms:
     def test_unknown_sort_property_is_400(self, client, areas):
         response = client.get(BASE, params={"scope": areas.name, "sort": "geometry"})
         assert response.status_code == 400
-        assert response.json()["detail"].startswith("'geometry' does not match")
+        assert response.json()["detail"].startswith(
+            "Query parameter 'sort': 'geometry' does not match")
 
     def test_size_over_1000_is_400(self, client, areas):
         assert client.get(BASE, params={"scope": areas.name, "size": 1001}).status_code == 400
