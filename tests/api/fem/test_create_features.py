@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from featurehub.db.fem import FeatureRequest
+from featurehub.db.fem import Feature, FeatureRequest
 from featurehub.services.fem.urns import product_uuid
 from tests.api.fem.conftest import BASE, SAMPLE_COLLECTION, creation, feature, properties
 from tests.conftest import problem
@@ -241,6 +241,20 @@ class TestVersions:
                                             ("CREATED", second["urn"]),
                                             ("DELETED", first["urn"])]
         assert notifications[-1]["body"]["payload"] == {**first, "last": False}
+
+    def test_a_product_of_999_versions_takes_no_other(self, create, client, rt, exploit,
+                                                      process):
+        first = create(feature("full"))["full"]
+        with rt.sessions() as session:
+            session.execute(update(Feature).where(Feature.urn == first["urn"]).values(
+                version=999, urn=first["urn"].replace(":V1", ":V999")))
+            session.commit()
+        granted = post(client, exploit, feature("full"))["granted"]["full"]
+        process()
+        request = client.get(f"{BASE}/requests/{granted}", headers=exploit).json()["content"]
+        assert (request["state"], request["step"], request["errors"]) == (
+            "ERROR", "LOCAL_ERROR",
+            ["Product 'full' has 999 versions already: no version can be added."])
 
     def test_urn_given_is_used(self, client, exploit, sample_model, project, process):
         urn = f"URN:FEATURE:DATA:{project.name}:{product_uuid(project.name, 'given')}:V5"
