@@ -199,16 +199,14 @@ def pending_creations(session: Session, *, project_id: int, products: Iterable[s
     return pending
 
 
-def known_products(session: Session, *, project_id: int, urns: Iterable[str]
-                   ) -> dict[str, StoredProduct]:
-    """The products of `urns` that are stored or whose creation is granted."""
-    wanted = {urn for urn in urns if isinstance(urn, str) and urn and "\x00" not in urn}
-    known = stored_products(session, project_id=project_id, urns=wanted)
-    if len(known) < len(wanted):
-        pending = pending_creations(session, project_id=project_id,
-                                    products=_products(wanted - set(known)))
-        known.update((urn, product) for urn, product in pending.items()
-                     if urn in wanted and urn not in known)
+def known_products(session: Session, *, project_id: int, urns: Sequence[Any],
+                   pending: Mapping[str, StoredProduct]) -> dict[str, StoredProduct]:
+    """The products of `urns` that are stored or, in `pending` (read before: a creation a
+    worker finishes meanwhile is found in one or the other), granted for creation."""
+    known = stored_products(session, project_id=project_id, urns=urns)
+    for urn in set(urns) - set(known):
+        if urn in pending:
+            known[urn] = pending[urn]
     return known
 
 
@@ -231,13 +229,6 @@ def _products(urns: Iterable[str]) -> set[str]:
         except InvalidUrn:
             pass
     return products
-
-
-def _requested_versions(pending: Mapping[str, StoredProduct]) -> dict[str, int]:
-    latest: dict[str, int] = {}
-    for product in pending.values():
-        latest[product.uuid] = max(latest.get(product.uuid, 0), product.version)
-    return latest
 
 
 def _urn_problem(text: str, *, project: str, entity_type: str | None) -> tuple[str | None, Any]:
@@ -332,16 +323,14 @@ def grant_creations(session: Session, *, project_id: int, project: str, body: Ma
     with read_only(session):
         models = resolve_models(session, project_id=project_id, models_dir=models_dir,
                                 names={feature.get("model") for feature in features})
-        existing = stored_products(session, project_id=project_id, urns=given)
+        # Versions granted and not processed yet count as stored: the same urn is requested
+        # already, and a lower version would be refused once they are processed.
         products = _products(given)
-        latest = latest_versions(session, project_id=project_id, products=products)
-        # Versions granted and not processed yet are taken as stored: the same urn is
-        # requested already, and a lower version would be refused once they are processed.
         pending = pending_creations(session, project_id=project_id, products=products)
-        for product, version in _requested_versions(pending).items():
-            latest[product] = max(latest.get(product, 0), version)
-        existing.update((urn, product) for urn, product in pending.items()
-                        if urn not in existing)
+        existing = known_products(session, project_id=project_id, urns=given, pending=pending)
+        latest = latest_versions(session, project_id=project_id, products=products)
+        for product in pending.values():
+            latest[product.uuid] = max(latest.get(product.uuid, 0), product.version)
         if existing:
             models.update(resolve_models(
                 session, project_id=project_id, models_dir=models_dir,
@@ -419,8 +408,10 @@ def grant_patches(session: Session, *, project_id: int, project: str, body: Mapp
     if recipient:
         options["acknowledgedRecipient"] = recipient
     with read_only(session):
-        stored = known_products(session, project_id=project_id,
-                                urns=[feature.get("urn") for feature in features])
+        urns = [feature.get("urn") for feature in features]
+        pending = pending_creations(session, project_id=project_id, products=_products(
+            urn for urn in urns if isinstance(urn, str)))
+        stored = known_products(session, project_id=project_id, urns=urns, pending=pending)
         models = resolve_models(session, project_id=project_id, models_dir=models_dir,
                                 names={product.model for product in stored.values()})
     seen: set[str] = set()
