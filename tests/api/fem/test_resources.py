@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from featurehub.services.fem import datamodels
-from tests.api.fem.conftest import BASE, SAMPLE_MODEL, creation, feature
+from tests.api.fem.conftest import BASE, SAMPLE_MODEL, creation, feature, patch_body
 from tests.conftest import problem
 
 
@@ -148,6 +149,57 @@ class TestSearchFeatures:
         assert (stored["disseminationStatus"], stored["disseminationInfo"]) == (
             "PENDING", [{"recipient": "catalog", "status": "PENDING"}])
 
+    def test_ids_filter_returns_exactly_those_products(self, client, exploit, create):
+        stored = create(feature("a"), feature("b"), feature("c"))
+        wanted = [stored["a"]["urn"], stored["c"]["urn"]]
+        assert search_ids(client, exploit, {"ids": wanted}, sort="providerId") == ["a", "c"]
+        assert search_ids(client, exploit, {"ids": [stored["b"]["urn"]]}) == ["b"]
+        assert search_ids(client, exploit, {"ids": ["URN:FEATURE:DATA:x:y:V1"]}) == []
+
+    def test_dissemination_done_once_every_recipient_acknowledged(self, client, exploit,
+                                                                  as_role, create, process):
+        response = client.put(f"{BASE}/settings/dissemination_recipients",
+                              headers=as_role("ADMIN"), json={
+                                  "name": "dissemination_recipients",
+                                  "value": ["catalog", "archive"]})
+        assert response.status_code == 200, response.text
+        stored = create(feature("both"), feature("half"), feature("none"))
+        acknowledge(client, exploit, process, "catalog", stored["both"], stored["half"])
+        acknowledge(client, exploit, process, "archive", stored["both"])
+        assert search_ids(client, exploit, {"disseminationStatus": "DONE"}) == ["both"]
+        assert search_ids(client, exploit, {"disseminationStatus": "PENDING"},
+                          sort="providerId") == ["half", "none"]
+        assert search_ids(client, exploit, {"disseminationStatus": "NONE"}) == []
+
+    def test_last_update_after_bound(self, client, exploit, create):
+        create(feature("early"))
+        between = datetime.now(UTC)
+        create(feature("late"))
+        assert search_ids(client, exploit, {"lastUpdate": {"after": between.isoformat()}}) == [
+            "late"]
+        assert search_ids(client, exploit, {"lastUpdate": {"after": "2000-01-01T00:00:00Z"}},
+                          sort="providerId") == ["early", "late"]
+        assert search_ids(client, exploit, {"lastUpdate": {
+            "after": "2000-01-01T00:00:00Z", "before": between.isoformat()}}) == ["early"]
+
+
+def search_ids(client, headers, criteria, **params):
+    """The provider ids of the products POST /admin/features finds."""
+    response = client.post(f"{BASE}/admin/features", json=criteria, headers=headers,
+                           params=params)
+    assert response.status_code == 200, response.text
+    return [f["content"]["id"] for f in response.json()["content"]]
+
+
+def acknowledge(client, headers, process, recipient, *products):
+    """A patch of the products naming `recipient` in metadata.acknowledgedRecipient, processed."""
+    body = patch_body(*({"type": "Feature", "urn": p["urn"]} for p in products),
+                      acknowledgedRecipient=recipient)
+    response = client.patch(f"{BASE}/features", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    assert response.json()["denied"] == {}, response.json()
+    process()
+
 
 class TestGetFeature:
     def test_unknown_is_404(self, client, exploit):
@@ -248,6 +300,54 @@ class TestModelsDirectory:
         assert found["sample_product"].creation_problem({}) == (
             "Missing required property 'mission' of model 'sample_product'.")
 
+    def test_get_models_lists_the_directory_model(self, client, as_role, models_dir):
+        revision = (models_dir / "shared_small.json").stat().st_mtime_ns
+        assert client.get(MODELS, headers=as_role("ADMIN")).json() == {
+            "content": [{"content": {"name": "shared_small", "description": "From the directory",
+                                     "schema": SMALL["schema"], "revision": revision,
+                                     "source": "directory"}, "links": []}],
+            "links": [], "page": {"number": 0, "size": 20, "totalElements": 1,
+                                  "totalPages": 1}}
+
+    def test_a_feature_of_the_directory_model_is_granted(self, client, exploit, rt, process,
+                                                         monkeypatch, tmp_path):
+        item = feature("shared", model="shared_small", properties={"a": 1}, files=None)
+        before = client.post(f"{BASE}/features", json=creation(item), headers=exploit).json()
+        assert before == {"granted": {}, "denied": {"shared": "Unknown model 'shared_small'."},
+                          "messages": ["0 feature(s) granted, 1 denied."]}
+        use_models_dir(rt, monkeypatch, tmp_path)
+        body = client.post(f"{BASE}/features", json=creation(item), headers=exploit).json()
+        request_id = body["granted"].get("shared")
+        assert body == {"granted": {"shared": request_id}, "denied": {}, "messages": []}
+        process()
+        request = client.get(f"{BASE}/requests/{request_id}", headers=exploit).json()["content"]
+        assert (request["state"], request["errors"]) == ("SUCCESS", [])
+        stored = client.get(f"{BASE}/admin/features/{request['urn']}", headers=exploit).json()
+        assert (stored["content"]["model"], stored["content"]["properties"]) == (
+            "shared_small", {"a": 1})
+
+    def test_delete_is_409(self, client, as_role, models_dir):
+        admin = as_role("ADMIN")
+        response = client.delete(f"{MODELS}/shared_small", headers=admin)
+        assert response.status_code == 409
+        assert response.json() == problem(
+            409, "Model 'shared_small' comes from the models directory (FEATUREHUB_MODELS_DIR); "
+                 "remove its file instead.")
+        assert client.get(f"{MODELS}/shared_small", headers=admin).status_code == 200
+
+
+def use_models_dir(rt, monkeypatch, directory):
+    """The running app's FEATUREHUB_MODELS_DIR is `directory`, holding shared_small.json."""
+    (directory / "shared_small.json").write_text(json.dumps(
+        {"description": "From the directory", **SMALL}))
+    monkeypatch.setattr(rt, "settings", rt.settings.with_(models_dir=directory))
+
+
+@pytest.fixture
+def models_dir(rt, monkeypatch, tmp_path):
+    use_models_dir(rt, monkeypatch, tmp_path)
+    return tmp_path
+
 
 STORAGES = f"{BASE}/storages"
 
@@ -303,6 +403,82 @@ class TestStorages:
             with pytest.raises(Exception, match="comes from the storage settings file"):
                 storages.delete_location(session, project_id=project.id, project=project.name,
                                          name="shared", settings_file=settings_file)
+
+    def test_get_storages_lists_the_settings_file_location(self, client, as_role,
+                                                           storage_settings):
+        assert client.get(STORAGES, headers=as_role("PROJECT_ADMIN")).json() == {
+            "content": [{"content": {"name": "file-disk", "plugin": "local",
+                                     "configuration": {"root": str(storage_settings)},
+                                     "source": "settings-file"}, "links": []}],
+            "links": [], "page": {"number": 0, "size": 20, "totalElements": 1,
+                                  "totalPages": 1}}
+
+    def test_delete_of_a_settings_file_location_is_409(self, client, as_role,
+                                                       storage_settings):
+        admin = as_role("PROJECT_ADMIN")
+        response = client.delete(f"{STORAGES}/file-disk", headers=admin)
+        assert response.status_code == 409
+        assert response.json() == problem(
+            409, "Storage location 'file-disk' comes from the storage settings file "
+                 "(FEATUREHUB_STORAGE_SETTINGS_FILE); change the file instead.")
+        assert client.get(f"{STORAGES}/file-disk", headers=admin).status_code == 200
+
+
+@pytest.fixture
+def storage_settings(rt, monkeypatch, project, tmp_path):
+    """The running app's FEATUREHUB_STORAGE_SETTINGS_FILE names a location `file-disk` of the
+    test's project, rooted at tmp_path (returned)."""
+    settings_file = tmp_path / "storages.json"
+    settings_file.write_text(json.dumps({"storages": [
+        {"project": project.name, "name": "file-disk", "plugin": "local",
+         "configuration": {"root": str(tmp_path)}},
+        {"project": "someone-else", "name": "theirs", "plugin": "local",
+         "configuration": {"root": str(tmp_path)}}]}))
+    monkeypatch.setattr(rt, "settings", rt.settings.with_(storage_settings_file=settings_file))
+    return tmp_path
+
+
+SETTINGS = f"{BASE}/settings"
+RECIPIENTS = {"name": "dissemination_recipients",
+              "description": "Recipients whose acknowledgement of each new product is awaited: "
+                             "a created product is PENDING for each until a patch names it in "
+                             "metadata.acknowledgedRecipient.",
+              "defaultValue": []}
+TIMEOUT = {"name": "file_fetch_timeout_seconds",
+           "description": "Seconds allowed to connect to and read from the URL of a file to "
+                          "store.",
+           "defaultValue": 30}
+
+
+class TestGetSettings:
+    def test_lists_every_setting_with_its_default(self, client, as_role):
+        response = client.get(SETTINGS, headers=as_role("ADMIN"))
+        assert response.json() == [{"content": {**RECIPIENTS, "value": []}, "links": []},
+                                   {"content": {**TIMEOUT, "value": 30}, "links": []}]
+
+
+class TestUpdateSetting:
+    @pytest.mark.parametrize(("value", "reason"), [
+        (-5, "-5 is less than the minimum of 1"),
+        (0, "0 is less than the minimum of 1"),
+        ("soon", "\"soon\" is not of type \"integer\""),
+    ])
+    def test_invalid_fetch_timeout_is_422(self, client, as_role, value, reason):
+        admin = as_role("ADMIN")
+        response = client.put(f"{SETTINGS}/file_fetch_timeout_seconds", headers=admin,
+                              json={"name": "file_fetch_timeout_seconds", "value": value})
+        assert response.json() == problem(
+            422, f"Invalid value for setting 'file_fetch_timeout_seconds': {reason}.")
+        assert client.get(SETTINGS, params={"names": "file_fetch_timeout_seconds"},
+                          headers=admin).json()[0]["content"]["value"] == 30
+
+    def test_valid_fetch_timeout_is_answered_back(self, client, as_role):
+        admin = as_role("ADMIN")
+        response = client.put(f"{SETTINGS}/file_fetch_timeout_seconds", headers=admin,
+                              json={"name": "file_fetch_timeout_seconds", "value": 90})
+        assert response.json() == {"content": {**TIMEOUT, "value": 90}, "links": []}
+        assert client.get(SETTINGS, params={"names": "file_fetch_timeout_seconds"},
+                          headers=admin).json() == [response.json()]
 
 
 def test_dates_at_the_edge_of_the_calendar_are_clamped(client, exploit):
