@@ -414,7 +414,11 @@ class Feature(BaseModel):
     id: str | None = Field(
         None, description="Provider id (at most 100 characters).", max_length=1024
     )
-    urn: str | None = Field(None, max_length=1024)
+    urn: str | None = Field(
+        None,
+        description="`URN:FEATURE:<entityType>:<project>:<uuid>:V<1..999>`, the uuid name-based on the\nproject and the id (every version of a product has it). Identifies the product of a\npatch; in a creation, names the version to create, above every version stored or\nrequested (a urn stored, or granted and not processed yet, is denied unless\n`updateIfExists`, which patches it after the requests before it).\n",
+        max_length=1024,
+    )
     entityType: str | None = Field(
         None, description="DATA, DATASET or COLLECTION.", max_length=64
     )
