@@ -84,23 +84,21 @@ def register_endpoints(
     }
     roles = {role.name: role.id for role in session.scalars(
         select(Role).where(Role.project_id == project_id))}
-    added = 0
+    added = []
     for endpoint in endpoints:
         if (endpoint.resource, endpoint.verb) in existing:
             continue
-        access = ResourceAccess(
+        added.append(ResourceAccess(
             project_id=project_id, microservice=microservice, controller=endpoint.controller,
             resource=endpoint.resource, verb=endpoint.verb, default_role=endpoint.default_role,
             description=endpoint.description,
-        )
-        session.add(access)
-        session.flush()
-        role_id = roles.get(endpoint.default_role)
-        if role_id is not None:
-            session.add(RoleResource(role_id=role_id, resource_access_id=access.id))
+        ))
         existing.add((endpoint.resource, endpoint.verb))
-        added += 1
-    return added
+    session.add_all(added)
+    session.flush()  # their ids, in one INSERT (a flush per access was a round trip each)
+    session.add_all(RoleResource(role_id=roles[access.default_role], resource_access_id=access.id)
+                    for access in added if access.default_role in roles)
+    return len(added)
 
 
 def register_all(session: Session, endpoints: Mapping[str, Iterable[Endpoint]]) -> None:
