@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from featurehub.db.base import hold_startup_lock
@@ -88,16 +88,23 @@ def register_endpoints(
     for endpoint in endpoints:
         if (endpoint.resource, endpoint.verb) in existing:
             continue
-        added.append(ResourceAccess(
-            project_id=project_id, microservice=microservice, controller=endpoint.controller,
-            resource=endpoint.resource, verb=endpoint.verb, default_role=endpoint.default_role,
-            description=endpoint.description,
-        ))
+        added.append({
+            "project_id": project_id, "microservice": microservice,
+            "controller": endpoint.controller, "resource": endpoint.resource,
+            "verb": endpoint.verb, "default_role": endpoint.default_role,
+            "description": endpoint.description,
+        })
         existing.add((endpoint.resource, endpoint.verb))
-    session.add_all(added)
-    session.flush()  # their ids, in one INSERT (a flush per access was a round trip each)
-    session.add_all(RoleResource(role_id=roles[access.default_role], resource_access_id=access.id)
-                    for access in added if access.default_role in roles)
+    if not added:
+        return 0
+    # One bulk INSERT with their ids back (an ORM flush per access was a round trip each).
+    ids = session.scalars(insert(ResourceAccess).returning(
+        ResourceAccess.id, sort_by_parameter_order=True), added).all()
+    grants = [{"role_id": roles[access["default_role"]], "resource_access_id": access_id}
+              for access, access_id in zip(added, ids, strict=True)
+              if access["default_role"] in roles]
+    if grants:
+        session.execute(insert(RoleResource), grants)
     return len(added)
 
 
