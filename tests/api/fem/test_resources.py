@@ -300,6 +300,15 @@ class TestModelsDirectory:
         assert found["sample_product"].creation_problem({}) == (
             "Missing required property 'mission' of model 'sample_product'.")
 
+    def test_a_name_two_files_give_is_the_first_files(self, project, tmp_path, caplog):
+        (tmp_path / "a.json").write_text(json.dumps({"name": "twice", **SMALL}))
+        (tmp_path / "b.json").write_text(json.dumps({
+            "name": "twice", "schema": {"type": "object", "properties": {"b": {}}}}))
+        found = datamodels.directory_models(tmp_path)
+        assert list(found) == ["twice"] and found["twice"].schema == SMALL["schema"]
+        assert "model file " + str(tmp_path / "b.json") + " ignored: model 'twice' is " \
+               "defined by a.json already" in caplog.text
+
     def test_get_models_lists_the_directory_model(self, client, as_role, models_dir):
         revision = (models_dir / "shared_small.json").stat().st_mtime_ns
         assert client.get(MODELS, headers=as_role("ADMIN")).json() == {
@@ -403,6 +412,21 @@ class TestStorages:
             with pytest.raises(Exception, match="comes from the storage settings file"):
                 storages.delete_location(session, project_id=project.id, project=project.name,
                                          name="shared", settings_file=settings_file)
+
+    def test_a_bad_entry_of_the_settings_file_is_left_out_alone(self, project, tmp_path):
+        from featurehub.services.fem import storages
+
+        settings_file = tmp_path / "storages.json"
+        settings_file.write_text(json.dumps({"storages": [
+            {"project": "*", "name": "typo", "plugin": "locale",
+             "configuration": {"root": str(tmp_path)}},
+            "not an entry",
+            {"project": "*", "name": "kept", "plugin": "local",
+             "configuration": {"root": str(tmp_path)}}]}))
+        with project.runtime.sessions() as session:
+            found = storages.list_locations(session, project_id=project.id,
+                                            project=project.name, settings_file=settings_file)
+        assert [location.name for location in found] == ["kept"]
 
     def test_get_storages_lists_the_settings_file_location(self, client, as_role,
                                                            storage_settings):

@@ -152,6 +152,7 @@ def directory_models(models_dir: Path | None) -> dict[str, ModelDefinition]:
     if _directory["key"] == key:
         return _directory["models"]
     models: dict[str, ModelDefinition] = {}
+    defined_by: dict[str, Path] = {}
     for file in files:
         try:
             body = orjson.loads(file.read_bytes())
@@ -161,6 +162,11 @@ def directory_models(models_dir: Path | None) -> dict[str, ModelDefinition]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, Unprocessable) as error:
             log.warning("model file %s ignored: %s", file, getattr(error, "detail", error))
             continue
+        if name in defined_by:
+            log.warning("model file %s ignored: model '%s' is defined by %s already", file,
+                        name, defined_by[name].name)
+            continue
+        defined_by[name] = file
         models[name] = ModelDefinition(name, body.get("description"), schema,
                                        file.stat().st_mtime_ns, "directory")
     _directory.update(key=key, models=models)

@@ -66,15 +66,22 @@ def _settings_file_entries(settings_file: Path | None) -> list[dict[str, Any]]:
     if _file_cache["key"] != key:
         entries = []
         try:
-            document = orjson.loads(settings_file.read_bytes())
-            for entry in document.get("storages", []):
+            listed = orjson.loads(settings_file.read_bytes())["storages"]
+            if not isinstance(listed, list):
+                raise TypeError("'storages' is not a list")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            log.warning("storage settings file %s ignored: %s", settings_file, error)
+            listed = []
+        # A bad entry is left out alone: the other locations of the file keep working.
+        for entry in listed:
+            try:
                 location_problem(entry.get("name"), entry.get("plugin"),
                                  entry.get("configuration"))
-                entries.append(entry)
-        except (OSError, ValueError, AttributeError, TypeError, Unprocessable) as error:
-            log.warning("storage settings file %s ignored: %s", settings_file,
-                        getattr(error, "detail", error))
-            entries = []
+            except (AttributeError, Unprocessable) as error:
+                log.warning("storage settings file %s: entry %s ignored: %s", settings_file,
+                            entry, getattr(error, "detail", error))
+                continue
+            entries.append(entry)
         _file_cache.update(key=key, entries=entries)
     return _file_cache["entries"]
 
