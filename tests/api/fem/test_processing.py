@@ -139,6 +139,14 @@ def file_to_store(url: str, data: bytes, name: str = "data.bin", checksum: str |
                            "checksum": checksum or _sha256(data)}}
 
 
+def referenced_file(url: str, data: bytes, name: str, *, storage: str):
+    """A file only referenced (at `url`, in `storage`), with its size."""
+    file = file_to_store(url, data, name=name)
+    file["locations"][0]["storage"] = storage
+    file["attributes"]["filesize"] = len(data)
+    return file
+
+
 @pytest.fixture
 def disk(client, as_role, tmp_path):
     root = tmp_path / "disk"
@@ -253,9 +261,7 @@ class TestFiles:
         (disk / "ref").mkdir(parents=True)
         path = disk / "ref" / "kept.bin"
         path.write_bytes(b"kept")
-        file = file_to_store(path.as_uri(), b"kept", name="kept.bin")
-        file["locations"][0]["storage"] = "disk"
-        file["attributes"]["filesize"] = 4
+        file = referenced_file(path.as_uri(), b"kept", "kept.bin", storage="disk")
         stored = create(feature("ref", files=[file]))["ref"]
         assert stored["files"][0]["online"] is True
         download = client.get(f"{BASE}/admin/features/{stored['urn']}/files/{_sha256(b'kept')}",
@@ -265,9 +271,7 @@ class TestFiles:
     def test_referenced_file_outside_its_storage_is_offline_and_409(self, client, exploit,
                                                                      disk, create):
         """Online means downloadable: a local storage holds only files under its root."""
-        file = file_to_store("https://example.org/x.zip", b"x", name="x.zip")
-        file["locations"][0]["storage"] = "disk"
-        file["attributes"]["filesize"] = 1
+        file = referenced_file("https://example.org/x.zip", b"x", "x.zip", storage="disk")
         stored = create(feature("elsewhere", files=[file]))["elsewhere"]
         assert stored["files"][0]["online"] is False
         response = client.get(f"{BASE}/admin/features/{stored['urn']}/files/{_sha256(b'x')}",
