@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import sqlite3
 import threading
 import time
@@ -131,3 +134,54 @@ def test_reads_inside_a_transaction_under_way_join_it(tmp_path):
         assert session.in_transaction()  # not rolled back: the insert is still there
         session.commit()
     engine.dispose()
+
+
+def _orphan_writes(database: str, parent: int, report: int) -> None:  # pragma: no cover
+    """In the orphaned child: once its parent is gone, write through a connection of its own;
+    report b"1" when the write went through within 5 seconds."""
+    deadline = time.monotonic() + 10
+    while os.getppid() == parent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    engine = make_engine(f"sqlite:///{database}")
+    done = threading.Event()
+
+    def write() -> None:
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO t (body) VALUES ('orphan')"))
+        done.set()
+
+    threading.Thread(target=write, daemon=True).start()
+    os.write(report, b"1" if done.wait(5) else b"0")
+
+
+def test_a_process_killed_holding_the_writer_lock_leaves_it_to_its_forked_child(tmp_path):
+    """`serve` forks its embedded worker after start-up, its pooled connections open: if serve
+    is killed while one of them holds the writers' lock, the orphaned worker (then a restarted
+    serve) must still write: the lock ends with the process that took it."""
+    _engine(tmp_path).dispose()
+    database = str(tmp_path / "db.sqlite")
+    held_read, held_write = os.pipe()
+    report_read, report_write = os.pipe()
+    server = os.fork()
+    if server == 0:  # pragma: no cover - the "serve" process, killed below
+        try:
+            engine = make_engine(f"sqlite:///{database}")
+            connection = engine.connect()
+            connection.execute(text("INSERT INTO t (body) VALUES ('before the fork')"))
+            connection.commit()  # its connection now has the lock file open
+            if os.fork() == 0:
+                engine.dispose(close=False)  # as the embedded worker does
+                _orphan_writes(database, os.getppid(), report_write)
+                os._exit(0)
+            connection.execute(text("INSERT INTO t (body) VALUES ('killed mid-write')"))
+            os.write(held_write, b"H")  # holds the writers' lock until killed
+            time.sleep(60)
+        finally:
+            os._exit(1)
+    try:
+        assert select.select([held_read], [], [], 15)[0], "the server never held the lock"
+    finally:
+        os.kill(server, signal.SIGKILL)
+        os.waitpid(server, 0)
+    assert select.select([report_read], [], [], 20)[0], "the orphan never reported"
+    assert os.read(report_read, 1) == b"1", "the orphan waited for the dead server's lock"

@@ -32,6 +32,7 @@ import logging
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -82,6 +83,7 @@ class QueuedWriterConnection(sqlite3.Connection):
             return
         if self._writer_lock is None:
             self._writer_lock = os.open(self._writer_path, os.O_RDWR | os.O_CREAT, 0o600)
+            _lock_holders.add(self)
         fcntl.flock(self._writer_lock, fcntl.LOCK_EX)  # releases the GIL while it waits
         self._holding = True
         _held.count = getattr(_held, "count", 0) + 1
@@ -114,6 +116,27 @@ class QueuedWriterConnection(sqlite3.Connection):
                 if self._holding:
                     self._holding = False
                     _held.count -= 1
+
+
+# The connections with the writers' lock file open. A forked child closes its copies of their
+# descriptors: a flock belongs to the open file description, which fork shares, so a parent
+# killed while holding the lock would leave it held, for ever, by the child's copy (`serve`
+# forks its embedded worker with its pooled connections open: the orphaned worker, and then a
+# restarted serve, would wait for the lock of a dead process).
+_lock_holders: weakref.WeakSet[QueuedWriterConnection] = weakref.WeakSet()
+
+
+def _close_inherited_writer_locks() -> None:
+    for connection in list(_lock_holders):
+        if connection._writer_lock is not None:
+            os.close(connection._writer_lock)
+            connection._writer_lock = None
+        connection._holding = False
+    _lock_holders.clear()
+    _held.count = 0  # the forking thread, the child's only one
+
+
+os.register_at_fork(after_in_child=_close_inherited_writer_locks)
 
 
 class WalCheckpointer:
